@@ -1,0 +1,169 @@
+// Package sinks defines svc's storage interfaces. Each interface's doc comment is its contract;
+// the backends are sibling packages (embedded Badger, ClickHouse, Postgres, local disk, S3) and
+// the conformance package holds the one test suite every backend of an interface must pass.
+package sinks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+)
+
+// Errors every backend returns (wrapped or not; callers use errors.Is).
+var (
+	// ErrNotFound: the thing asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a create would break a uniqueness rule, or a compare-and-swap lost.
+	ErrConflict = errors.New("conflict")
+	// ErrLastOwner: the change would leave a team without an owner.
+	ErrLastOwner = errors.New("team would have no owner")
+	// ErrInvalid: an argument breaks a rule of the contract (a bad blob key, an unknown role).
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// EventStore keeps events and spans, the bulk of svc's data.
+//
+// Durability: when WriteEvents or WriteSpans returns nil, every row of the call is durable and
+// visible to the reads of this interface. On error, any subset of the rows may be stored; the
+// caller retries the whole call.
+//
+// Idempotency: rows are identified by (app id, event id) and (app id, span id). Writing a row
+// that is already stored, in the same call or a later one, leaves one copy; reads and counts
+// never show it twice. The spool replays after a crash rely on this.
+//
+// Ordering: none. Rows of one call need not be sorted; reads sort as they document.
+//
+// Concurrency: all methods are safe for concurrent use.
+type EventStore interface {
+	WriteEvents(ctx context.Context, events []model.Event) error
+	WriteSpans(ctx context.Context, spans []model.Span) error
+	// Event returns one stored event with every field as written, or ErrNotFound.
+	Event(ctx context.Context, appID, eventID uuid.UUID) (model.Event, error)
+	// Span returns one stored span with every field as written, or ErrNotFound.
+	Span(ctx context.Context, appID uuid.UUID, spanID string) (model.Span, error)
+	// Count returns how many distinct events and spans of the app are stored.
+	Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error)
+	// Ping reports whether the store can serve reads and writes now.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// MetaStore keeps the metadata svc manages: users, teams, memberships, apps, API keys and
+// dashboard sessions.
+//
+// Durability: a call that returns nil has committed; every later read sees it.
+// Atomicity: each method is one transaction: it changes all it says or nothing.
+// Errors: ErrNotFound for a missing row, ErrConflict for a uniqueness or compare-and-swap
+// failure, ErrLastOwner where a team would lose its last owner.
+// Times are stored with at least microsecond precision and come back in UTC.
+// Concurrency: all methods are safe for concurrent use; the atomic ones (RotateAuthSession,
+// SetMemberRole, RemoveMember, RotateAPIKey) stay correct under concurrent calls.
+type MetaStore interface {
+	// CreateUser stores a new user, their own team and their owner membership of it.
+	// ErrConflict when the email (case-insensitive) or an id is taken.
+	CreateUser(ctx context.Context, u model.User, ownTeam model.Team) error
+	User(ctx context.Context, id uuid.UUID) (model.User, error)
+	// UserByEmail matches the email case-insensitively.
+	UserByEmail(ctx context.Context, email string) (model.User, error)
+	// OwnTeam returns the team created with the user.
+	OwnTeam(ctx context.Context, userID uuid.UUID) (model.Team, error)
+	// UpdateUser replaces name, confirmed_at, last_sign_in_at and updated_at of a stored user.
+	UpdateUser(ctx context.Context, u model.User) error
+
+	// CreateTeam stores a team with ownerID as its owner.
+	CreateTeam(ctx context.Context, t model.Team, ownerID uuid.UUID) error
+	Team(ctx context.Context, id uuid.UUID) (model.Team, error)
+	// RenameTeam sets the name and updated_at.
+	RenameTeam(ctx context.Context, id uuid.UUID, name string, at time.Time) error
+	// TeamsOfUser lists the user's teams with their role, oldest team first.
+	TeamsOfUser(ctx context.Context, userID uuid.UUID) ([]model.TeamRole, error)
+
+	// AddMember adds a user to a team; ErrConflict when already a member.
+	AddMember(ctx context.Context, m model.Member) error
+	// Role returns the user's role in the team, or ErrNotFound when not a member.
+	Role(ctx context.Context, teamID, userID uuid.UUID) (model.Role, error)
+	// Members lists a team's members, oldest membership first.
+	Members(ctx context.Context, teamID uuid.UUID) ([]model.Member, error)
+	// SetMemberRole changes a member's role; ErrLastOwner when it would demote the last owner.
+	SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, role model.Role, at time.Time) error
+	// RemoveMember removes a member; ErrLastOwner when it is the last owner.
+	RemoveMember(ctx context.Context, teamID, userID uuid.UUID) error
+
+	// CreateApp stores an app and its first API key. ErrConflict when the key is taken.
+	CreateApp(ctx context.Context, a model.App, key model.APIKey) error
+	App(ctx context.Context, id uuid.UUID) (model.App, error)
+	// AppsOfTeam lists a team's apps, oldest first.
+	AppsOfTeam(ctx context.Context, teamID uuid.UUID) ([]model.App, error)
+	// UpdateApp replaces name, unique_id, platform, retention_days and updated_at.
+	UpdateApp(ctx context.Context, a model.App) error
+	// AppByAPIKey finds the app a key belongs to, revoked or not; the caller checks Revoked.
+	AppByAPIKey(ctx context.Context, key string) (model.App, model.APIKey, error)
+	// ActiveAPIKey returns the app's one unrevoked key.
+	ActiveAPIKey(ctx context.Context, appID uuid.UUID) (model.APIKey, error)
+	// RotateAPIKey revokes every key of the app and stores key as its only active one.
+	RotateAPIKey(ctx context.Context, key model.APIKey) error
+	// TouchAPIKey records that the key was used at the given time (kept only when later).
+	TouchAPIKey(ctx context.Context, key string, at time.Time) error
+
+	CreateAuthSession(ctx context.Context, s model.AuthSession) error
+	AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSession, error)
+	// RotateAuthSession replaces RefreshID and ExpiresAt when the stored RefreshID equals
+	// oldRefreshID; ErrConflict otherwise, so a refresh token is used at most once.
+	RotateAuthSession(ctx context.Context, id, oldRefreshID, newRefreshID uuid.UUID, expiresAt time.Time) error
+	DeleteAuthSession(ctx context.Context, id uuid.UUID) error
+	// DeleteExpiredAuthSessions removes sessions whose ExpiresAt is before now; returns how many.
+	DeleteExpiredAuthSessions(ctx context.Context, now time.Time) (int, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Upload is a signed, time-limited address that accepts one HTTP PUT of a blob.
+type Upload struct {
+	URL       string
+	Headers   map[string]string // every one must be sent with the PUT
+	ExpiresAt time.Time
+}
+
+// BlobStore keeps attachments and mapping files.
+//
+// Keys are 1–512 characters of [A-Za-z0-9._/-], without a leading '/' and without "..";
+// anything else is ErrInvalid.
+// Durability: when Put returns nil, or a PUT to a signed upload URL has answered 2xx, the blob is
+// durable and Get returns it. Putting a key again replaces the blob.
+// Signed URLs: SignUpload's URL accepts a PUT carrying every header of Upload.Headers until
+// ExpiresAt and is refused (403) after; SignDownload's URL serves a GET until it expires.
+// Concurrency: all methods are safe for concurrent use.
+type BlobStore interface {
+	Put(ctx context.Context, key string, r io.Reader, size int64) error
+	// Get returns the blob's content, or ErrNotFound.
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	SignUpload(ctx context.Context, key string, ttl time.Duration) (Upload, error)
+	SignDownload(ctx context.Context, key string, ttl time.Duration) (string, error)
+	Ping(ctx context.Context) error
+}
+
+// CheckBlobKey returns ErrInvalid (wrapped, naming the rule) when key breaks the BlobStore key
+// rule; backends call it first.
+func CheckBlobKey(key string) error {
+	if len(key) == 0 || len(key) > 512 {
+		return fmt.Errorf("%w: blob key must be 1 to 512 characters", ErrInvalid)
+	}
+	if key[0] == '/' || strings.Contains(key, "..") {
+		return fmt.Errorf("%w: blob key %q must not start with / or contain ..", ErrInvalid, key)
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+			return fmt.Errorf("%w: blob key %q has a character outside [A-Za-z0-9._/-]", ErrInvalid, key)
+		}
+	}
+	return nil
+}
