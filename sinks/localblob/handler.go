@@ -23,13 +23,18 @@ import (
 func (s *Store) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 func (s *Store) serve(w http.ResponseWriter, r *http.Request) {
-	key, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
+	p, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no blob here: blob URLs start with %s", PathPrefix))
 		return
 	}
+	key := keyOfPath(p)
 	if err := sinks.CheckBlobKey(key); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid blob URL: "+strings.TrimPrefix(err.Error(), sinks.ErrInvalid.Error()+": "))
+		return
+	}
+	if urlPath(key) != p {
+		writeError(w, http.StatusBadRequest, "invalid blob URL: use the URL exactly as svc returned it")
 		return
 	}
 	switch r.Method {

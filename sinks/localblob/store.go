@@ -295,8 +295,44 @@ func (s *Store) expiry(ttl time.Duration) (int64, error) {
 }
 
 func (s *Store) url(key string, exp int64, sig string) string {
-	// Keys hold only [A-Za-z0-9._/-], which need no escaping in a path.
-	return s.publicURL + PathPrefix + key + "?expires=" + strconv.FormatInt(exp, 10) + "&sig=" + sig
+	return s.publicURL + PathPrefix + urlPath(key) + "?expires=" + strconv.FormatInt(exp, 10) + "&sig=" + sig
+}
+
+// urlPath writes a key into a URL path that routers and proxies leave alone. Keys hold only
+// [A-Za-z0-9._/-], which need no escaping, but "" and "." segments ("a//b", "a/./b", "a/.") are
+// valid keys that path cleaning would merge with others, so they become "~e" and "~d" ("~" is
+// never in a key). A trailing "" segment ("a/") survives cleaning and stays.
+func urlPath(key string) string {
+	if !strings.Contains(key, "//") && !strings.HasPrefix(key, "./") && !strings.Contains(key, "/.") && key != "." {
+		return key
+	}
+	segs := strings.Split(key, "/")
+	for i, seg := range segs {
+		switch {
+		case seg == "" && i < len(segs)-1:
+			segs[i] = "~e"
+		case seg == ".":
+			segs[i] = "~d"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// keyOfPath undoes urlPath; the caller checks the result with CheckBlobKey.
+func keyOfPath(p string) string {
+	if !strings.Contains(p, "~") {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		switch seg {
+		case "~e":
+			segs[i] = ""
+		case "~d":
+			segs[i] = "."
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 const (

@@ -226,6 +226,8 @@ func TestHandlerErrors(t *testing.T) {
 		{"upload URL with GET", http.MethodGet, up.URL, "", nil, http.StatusForbidden, "signature"},
 		{"POST", http.MethodPost, up.URL, token, strings.NewReader("x"), http.StatusMethodNotAllowed, "PUT"},
 		{"invalid key", http.MethodGet, srv.URL + "/blobs/a..b?expires=1&sig=00", "", nil, http.StatusBadRequest, ".."},
+		{"unknown escape", http.MethodGet, srv.URL + "/blobs/a/~x/b?expires=1&sig=00", "", nil, http.StatusBadRequest, "character"},
+		{"escape of a plain key", http.MethodGet, srv.URL + "/blobs/a/~e?expires=1&sig=00", "", nil, http.StatusBadRequest, "exactly"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequest(tc.method, tc.url, tc.body)
@@ -332,6 +334,20 @@ func TestReopen(t *testing.T) {
 		s3.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
 		if rec.Code != tc.want {
 			t.Errorf("secret %q: GET old URL = %d, want %d", tc.secret, rec.Code, tc.want)
+		}
+	}
+}
+
+// TestURLPath: keys that path cleaning would merge get URL paths that cleaning leaves alone,
+// and the handler gets every key back.
+func TestURLPath(t *testing.T) {
+	for _, key := range []string{"a", "a/b", "a//b", "a/./b", "./a", "a/.", "a/", ".", "a/.b", "a/b/", "a//", strings.Repeat("/.", 200)[1:]} {
+		p := urlPath(key)
+		if strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.HasSuffix(p, "/.") || p == "." || strings.HasPrefix(p, "./") {
+			t.Errorf("key %q: URL path %q would be cleaned", key, p)
+		}
+		if got := keyOfPath(p); got != key {
+			t.Errorf("key %q: URL path %q reads back as %q", key, p, got)
 		}
 	}
 }
