@@ -1,0 +1,390 @@
+// Package badgerevents is the embedded sinks.EventStore: events and spans in the node's shared
+// Badger database (sinks/badgerdb) under badgerdb.PrefixEvents and badgerdb.PrefixSpans.
+//
+// Key layout (P is the table's prefix, "ev/" or "sp/"; app ids are 16 raw bytes):
+//
+//	P r <app> <time 8B> <id>  → the row         time-ordered per app, for later range scans
+//	P i <app> <id>            → <time 8B>       id index: Event/Span are two point lookups
+//	P c <app> <16B random>    → uvarint delta   count deltas, summed by Count
+//
+// The one-byte tags keep the three kinds apart whatever bytes an app id starts with. Times are
+// big-endian with the sign bit flipped so negative times sort before positive ones. Event ids
+// are 16 raw bytes, span ids their string bytes (the last part of the key, so any length works).
+//
+// Idempotency and exact counts: each write transaction looks up the id index of its rows (a
+// point read, usually answered by bloom filters), writes only the deltas of rows that are new,
+// and commits under Badger's serializable snapshot isolation, so two writers racing on the
+// same id conflict and the loser retries and sees the row. Count deltas go to fresh random
+// keys rather than one counter per app: writers never conflict on the count, and Count sums
+// the app's delta keys (one per committed transaction that added rows; it folds them into one
+// once there are many).
+package badgerevents
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+)
+
+// Store is the Badger EventStore. It does not own the DB.
+type Store struct {
+	db *badger.DB
+}
+
+var _ sinks.EventStore = (*Store)(nil)
+
+// New returns a store over the node's shared database.
+func New(db *badger.DB) *Store { return &Store{db: db} }
+
+const (
+	tagRow   = 'r'
+	tagIdx   = 'i'
+	tagCount = 'c'
+	// maxConflictRetries bounds retries of one transaction that lost a race with a concurrent
+	// writer of the same ids; each retry reads a newer snapshot, so a handful suffices.
+	maxConflictRetries = 50
+	// foldAt is how many count deltas of an app Count tolerates before folding them into one.
+	foldAt = 256
+)
+
+// row is one encoded event or span, ready to write.
+type row struct {
+	app uuid.UUID
+	ts  int64
+	id  []byte // 16 bytes of an event id, or a span id's bytes
+	val []byte
+}
+
+func putTime(b []byte, ts int64) { binary.BigEndian.PutUint64(b, uint64(ts)^(1<<63)) }
+func getTime(b []byte) int64     { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
+
+func appendHead(b []byte, prefix string, tag byte, app uuid.UUID) []byte {
+	b = append(b, prefix...)
+	b = append(b, tag)
+	return append(b, app[:]...)
+}
+
+func appendRowKey(b []byte, prefix string, app uuid.UUID, ts int64, id []byte) []byte {
+	b = appendHead(b, prefix, tagRow, app)
+	var t [8]byte
+	putTime(t[:], ts)
+	b = append(b, t[:]...)
+	return append(b, id...)
+}
+
+func appendIdxKey(b []byte, prefix string, app uuid.UUID, id []byte) []byte {
+	return append(appendHead(b, prefix, tagIdx, app), id...)
+}
+
+// WriteEvents stores events; see sinks.EventStore.
+func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
+	rows := make([]row, len(events))
+	// One arena for all values and ids: a few allocations per call, none per row.
+	arena := make([]byte, 0, len(events)*640)
+	for i := range events {
+		e := &events[i]
+		start := len(arena)
+		arena = append(arena, e.ID[:]...)
+		arena = appendEvent(arena, e)
+		b := arena[start:len(arena):len(arena)]
+		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:]}
+	}
+	if err := s.write(ctx, badgerdb.PrefixEvents, rows); err != nil {
+		return fmt.Errorf("badgerevents: write %d events: %w", len(events), err)
+	}
+	return nil
+}
+
+// WriteSpans stores spans; see sinks.EventStore.
+func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
+	rows := make([]row, len(spans))
+	arena := make([]byte, 0, len(spans)*640)
+	for i := range spans {
+		sp := &spans[i]
+		start := len(arena)
+		arena = append(arena, sp.SpanID...)
+		arena = appendSpan(arena, sp)
+		b := arena[start:len(arena):len(arena)]
+		n := len(sp.SpanID)
+		rows[i] = row{app: sp.AppID, ts: sp.StartTime, id: b[:n:n], val: b[n:]}
+	}
+	if err := s.write(ctx, badgerdb.PrefixSpans, rows); err != nil {
+		return fmt.Errorf("badgerevents: write %d spans: %w", len(spans), err)
+	}
+	return nil
+}
+
+// write commits rows in as many transactions as Badger's size limit needs, then syncs.
+//
+// Durability: Badger here runs without SyncWrites (one fsync per transaction would cap small
+// writers at ~1.3k/s, DESIGN §8), so WriteX ends with one db.Sync() for the whole call. That
+// syncs the active memtable's WAL and the value log; a memtable that rotated out during the
+// call is durable once Badger flushes it to a table (usually within a second). A process crash
+// loses nothing either way (the data is in the page cache); only an OS crash inside that
+// flush window could.
+func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
+	for done := 0; done < len(rows); {
+		n, err := s.commitSome(ctx, prefix, rows[done:])
+		if err != nil {
+			return err
+		}
+		done += n
+	}
+	if err := s.db.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+// commitSome writes a prefix of rows in one transaction, retrying it when it loses a race
+// with another writer, and returns how many rows it committed.
+func (s *Store) commitSome(ctx context.Context, prefix string, rows []row) (int, error) {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		n, err := s.tryCommit(prefix, rows)
+		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
+			continue
+		}
+		return n, err
+	}
+}
+
+// entrySize is an upper bound of what Badger charges an entry against a transaction's size
+// limit (key + value or value pointer + metadata + version).
+func entrySize(k, v int) int64 { return int64(k + max(v, 12) + 24) }
+
+func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	// Stay under 90% of Badger's per-transaction limits; the reserve covers the delta keys.
+	maxCount := s.db.MaxBatchCount()*9/10 - 16
+	maxSize := s.db.MaxBatchSize()*9/10 - 16*64
+	var count, size int64
+	var deltas []appDelta
+	// Keys and index values must stay untouched until Commit; they live in one arena.
+	keys := make([]byte, 0, min(len(rows), 4096)*(2*(len(prefix)+1+16)+8+16+8))
+	n := 0
+	for ; n < len(rows); n++ {
+		r := &rows[n]
+		rkLen := len(prefix) + 1 + 16 + 8 + len(r.id)
+		// Worst case per row: set row, set index, delete a row stored under another time.
+		need := 2*entrySize(rkLen, len(r.val)) + entrySize(rkLen-8, 8)
+		if n > 0 && (count+3 > maxCount || size+need > maxSize) {
+			break
+		}
+		count, size = count+3, size+need
+
+		start := len(keys)
+		keys = appendIdxKey(keys, prefix, r.app, r.id)
+		ik := keys[start:len(keys):len(keys)]
+		item, err := txn.Get(ik)
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+			deltas = addDelta(deltas, r.app)
+		case err != nil:
+			return 0, err
+		default:
+			// Stored before: overwrite in place (last write wins, as in ClickHouse's
+			// ReplacingMergeTree), removing the old row if it sits under another time.
+			var old int64
+			if err := item.Value(func(v []byte) error {
+				if len(v) != 8 {
+					return errCorrupt
+				}
+				old = getTime(v)
+				return nil
+			}); err != nil {
+				return 0, err
+			}
+			if old != r.ts {
+				start := len(keys)
+				keys = appendRowKey(keys, prefix, r.app, old, r.id)
+				if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+					return 0, err
+				}
+			}
+		}
+		start = len(keys)
+		keys = appendRowKey(keys, prefix, r.app, r.ts, r.id)
+		rk := keys[start:len(keys):len(keys)]
+		var t [8]byte
+		putTime(t[:], r.ts)
+		keys = append(keys, t[:]...)
+		if err := txn.Set(rk, r.val); err != nil {
+			return 0, err
+		}
+		if err := txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)]); err != nil {
+			return 0, err
+		}
+	}
+	for _, d := range deltas {
+		if err := txn.Set(countKey(prefix, d.app), binary.AppendUvarint(nil, uint64(d.n))); err != nil {
+			return 0, err
+		}
+	}
+	return n, txn.Commit()
+}
+
+type appDelta struct {
+	app uuid.UUID
+	n   int64
+}
+
+// addDelta counts one new row of app; a batch has one app or a few, so a slice beats a map.
+func addDelta(ds []appDelta, app uuid.UUID) []appDelta {
+	for i := range ds {
+		if ds[i].app == app {
+			ds[i].n++
+			return ds
+		}
+	}
+	return append(ds, appDelta{app: app, n: 1})
+}
+
+// countKey is a fresh delta key: random, so concurrent writers never write the same one.
+func countKey(prefix string, app uuid.UUID) []byte {
+	k := appendHead(make([]byte, 0, len(prefix)+1+16+16), prefix, tagCount, app)
+	var r [16]byte
+	_, _ = rand.Read(r[:]) // never fails (crypto/rand panics rather than return an error)
+	return append(k, r[:]...)
+}
+
+// Event returns one stored event; see sinks.EventStore.
+func (s *Store) Event(ctx context.Context, appID, eventID uuid.UUID) (model.Event, error) {
+	e := model.Event{ID: eventID, AppID: appID}
+	err := s.get(badgerdb.PrefixEvents, appID, eventID[:], func(ts int64, val []byte) error {
+		e.Timestamp = ts
+		return decodeEvent(val, &e)
+	})
+	if err != nil {
+		return model.Event{}, fmt.Errorf("badgerevents: event %s of app %s: %w", eventID, appID, err)
+	}
+	return e, nil
+}
+
+// Span returns one stored span; see sinks.EventStore.
+func (s *Store) Span(ctx context.Context, appID uuid.UUID, spanID string) (model.Span, error) {
+	sp := model.Span{AppID: appID, SpanID: spanID}
+	err := s.get(badgerdb.PrefixSpans, appID, []byte(spanID), func(ts int64, val []byte) error {
+		sp.StartTime = ts
+		return decodeSpan(val, &sp)
+	})
+	if err != nil {
+		return model.Span{}, fmt.Errorf("badgerevents: span %q of app %s: %w", spanID, appID, err)
+	}
+	return sp, nil
+}
+
+// get looks the id up in the index, then reads its row.
+func (s *Store) get(prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(appendIdxKey(nil, prefix, app, id))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return sinks.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var ts int64
+		if err := item.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return errCorrupt
+			}
+			ts = getTime(v)
+			return nil
+		}); err != nil {
+			return err
+		}
+		item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id))
+		if err != nil {
+			// The index and its row are written in one transaction: a missing row is damage.
+			return fmt.Errorf("index points at a missing row: %w", err)
+		}
+		return item.Value(func(v []byte) error { return fn(ts, v) })
+	})
+}
+
+// Count returns how many distinct events and spans of the app are stored. It reads one key per
+// write transaction that added rows since the last fold, so its cost grows with the number of
+// writes, not rows; past foldAt keys it folds them into one.
+func (s *Store) Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error) {
+	if events, err = s.count(badgerdb.PrefixEvents, appID); err != nil {
+		return 0, 0, fmt.Errorf("badgerevents: count events of app %s: %w", appID, err)
+	}
+	if spans, err = s.count(badgerdb.PrefixSpans, appID); err != nil {
+		return 0, 0, fmt.Errorf("badgerevents: count spans of app %s: %w", appID, err)
+	}
+	return events, spans, nil
+}
+
+func (s *Store) count(prefix string, app uuid.UUID) (int64, error) {
+	var total int64
+	var keys [][]byte
+	head := appendHead(nil, prefix, tagCount, app)
+	err := s.db.View(func(txn *badger.Txn) error {
+		total, keys = 0, keys[:0]
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			if err := item.Value(func(v []byte) error {
+				d, n := binary.Uvarint(v)
+				if n <= 0 {
+					return errCorrupt
+				}
+				total += int64(d)
+				return nil
+			}); err != nil {
+				return err
+			}
+			keys = append(keys, item.KeyCopy(nil))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(keys) >= foldAt {
+		s.fold(prefix, app, keys, total)
+	}
+	return total, nil
+}
+
+// fold replaces an app's delta keys with one holding their sum. It reads the keys again inside
+// its transaction, so a concurrent fold of the same keys conflicts and one of them gives up;
+// writers add new keys and never conflict with it. Failure only postpones the fold.
+func (s *Store) fold(prefix string, app uuid.UUID, keys [][]byte, total int64) {
+	_ = s.db.Update(func(txn *badger.Txn) error {
+		for _, k := range keys {
+			if _, err := txn.Get(k); err != nil {
+				return err
+			}
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return txn.Set(countKey(prefix, app), binary.AppendUvarint(nil, uint64(total)))
+	})
+}
+
+// Ping reports whether the shared database is open.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.db.IsClosed() {
+		return errors.New("badgerevents: database is closed")
+	}
+	return nil
+}
+
+// Close does nothing: the database is shared and its owner closes it.
+func (s *Store) Close() error { return nil }

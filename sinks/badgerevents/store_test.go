@@ -1,0 +1,51 @@
+package badgerevents_test
+
+import (
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/badgerevents"
+	"github.com/svc-dev/svc/sinks/eventstest"
+)
+
+// openDB opens the shared database as a node does (badgerdb.Open), in dir or, when dir is
+// empty, in memory. badgerdb.Open("") keeps ValueThreshold at 1 KB, and an in-memory Badger
+// has no value log, so it refuses any value above the threshold (real rows reach 10 KB); until
+// badgerdb raises it for in-memory mode, the in-memory case opens Badger itself with the
+// threshold at Badger's maximum.
+func openDB(t testing.TB, dir string) *badger.DB {
+	t.Helper()
+	var db *badger.DB
+	var err error
+	if dir == "" {
+		db, err = badger.Open(badger.DefaultOptions("").WithInMemory(true).
+			WithMemTableSize(16 << 20).WithValueThreshold(1 << 20).WithLogger(nil))
+	} else {
+		db, err = badgerdb.Open(dir, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close badger: %v", err)
+		}
+	})
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	t.Run("badger-memory", func(t *testing.T) {
+		eventstest.Run(t, func(t *testing.T) sinks.EventStore {
+			return badgerevents.New(openDB(t, ""))
+		})
+	})
+	t.Run("badger-disk", func(t *testing.T) {
+		eventstest.Run(t, func(t *testing.T) sinks.EventStore {
+			return badgerevents.New(openDB(t, t.TempDir()))
+		})
+	})
+}
