@@ -1,0 +1,43 @@
+# The two commands a newcomer needs: `make run` (serve, embedded, no services) and `make test`.
+GO      ?= go
+BIN     := bin/svc
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: build run test stack bench generate deps vet clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/svc
+
+## run: build and serve with the embedded stores (no external service); data in ./data
+run: build
+	./$(BIN) serve
+
+## deps: install what the tests need (ClickHouse, PostgreSQL, protoc, an S3 server) when missing
+deps:
+	bash deploy/local/install-deps.sh
+
+## test: every test, with throwaway ClickHouse, PostgreSQL and S3 servers on free local ports
+test: deps vet
+	$(GO) run ./cmd/testenv -- $(GO) test -count=1 -timeout 45m ./...
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+## stack: serve with a local ClickHouse and PostgreSQL started on free ports (stopped on exit)
+stack: build deps
+	$(GO) run ./cmd/testenv -only clickhouse,postgres -- ./$(BIN) serve
+
+## bench: benchmarks (results and the command go to docs/benchmarks.md)
+bench: deps
+	$(GO) run ./cmd/testenv -- $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+## generate: protobuf code for actor messages (committed; a test fails when stale)
+generate:
+	$(GO) build -o bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	protoc --plugin=protoc-gen-go=bin/protoc-gen-go --proto_path=actors/actorpb \
+		--go_out=actors/actorpb --go_opt=paths=source_relative actors/actorpb/messages.proto
+
+clean:
+	rm -rf bin

@@ -1,0 +1,185 @@
+// Package node assembles one svc node: its stores, actors and HTTP listeners, from a Config.
+// cmd/svc runs it; tests start it in-process.
+package node
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/jackc/pgx/v5"
+)
+
+// Config is everything a node is told at start. Every field has a flag and an environment
+// variable; flags win over the environment, the environment over defaults.
+type Config struct {
+	Addr          string
+	AdminAddr     string
+	DataDir       string
+	ClickHouseDSN string
+	PostgresDSN   string
+	PublicURL     string
+
+	S3Endpoint       string
+	S3Bucket         string
+	S3Region         string
+	S3AccessKey      string
+	S3SecretKey      string
+	S3UseSSL         bool
+	S3PublicEndpoint string
+
+	AdminToken         string
+	AccessTokenSecret  string
+	RefreshTokenSecret string
+	AccessTokenTTL     time.Duration
+	RefreshTokenTTL    time.Duration
+
+	LogLevel        string
+	ShutdownTimeout time.Duration
+}
+
+// Setting describes one configuration value: its flag, environment variable and meaning.
+// README's configuration table lists the same.
+type Setting struct {
+	Flag, Env, Default, Usage string
+	bind                      func(fs *flag.FlagSet, c *Config, s Setting)
+}
+
+func str(p func(*Config) *string) func(*flag.FlagSet, *Config, Setting) {
+	return func(fs *flag.FlagSet, c *Config, s Setting) { fs.StringVar(p(c), s.Flag, s.Default, s.Usage) }
+}
+
+func dur(p func(*Config) *time.Duration) func(*flag.FlagSet, *Config, Setting) {
+	return func(fs *flag.FlagSet, c *Config, s Setting) {
+		d, err := time.ParseDuration(s.Default)
+		if err != nil {
+			panic("bad default for " + s.Flag)
+		}
+		fs.DurationVar(p(c), s.Flag, d, s.Usage)
+	}
+}
+
+func boolean(p func(*Config) *bool) func(*flag.FlagSet, *Config, Setting) {
+	return func(fs *flag.FlagSet, c *Config, s Setting) {
+		b, _ := strconv.ParseBool(s.Default)
+		fs.BoolVar(p(c), s.Flag, b, s.Usage)
+	}
+}
+
+// Settings are the flags of `svc serve`.
+var Settings = []Setting{
+	{"addr", "SVC_ADDR", ":8080", "public listen address (ingest, dashboard, uploads)", str(func(c *Config) *string { return &c.Addr })},
+	{"admin-addr", "SVC_ADMIN_ADDR", "127.0.0.1:9091", "admin listen address (/metrics, operator API)", str(func(c *Config) *string { return &c.AdminAddr })},
+	{"data-dir", "SVC_DATA_DIR", "./data", "directory for the embedded stores, spool, blobs and generated secrets", str(func(c *Config) *string { return &c.DataDir })},
+	{"clickhouse-dsn", "SVC_CLICKHOUSE_DSN", "", "ClickHouse for events and spans, e.g. clickhouse://host:9000/svc; empty = embedded store", str(func(c *Config) *string { return &c.ClickHouseDSN })},
+	{"postgres-dsn", "SVC_POSTGRES_DSN", "", "PostgreSQL for metadata, e.g. postgres://user:pass@host:5432/svc; empty = embedded store", str(func(c *Config) *string { return &c.PostgresDSN })},
+	{"public-url", "SVC_PUBLIC_URL", "", "URL clients reach this node at, used in upload URLs; default http://localhost:<port of --addr>", str(func(c *Config) *string { return &c.PublicURL })},
+	{"s3-endpoint", "SVC_S3_ENDPOINT", "", "S3-compatible endpoint host:port for attachments; empty = local disk", str(func(c *Config) *string { return &c.S3Endpoint })},
+	{"s3-bucket", "SVC_S3_BUCKET", "svc-blobs", "S3 bucket (created when missing)", str(func(c *Config) *string { return &c.S3Bucket })},
+	{"s3-region", "SVC_S3_REGION", "us-east-1", "S3 region", str(func(c *Config) *string { return &c.S3Region })},
+	{"s3-access-key", "SVC_S3_ACCESS_KEY", "", "S3 access key", str(func(c *Config) *string { return &c.S3AccessKey })},
+	{"s3-secret-key", "SVC_S3_SECRET_KEY", "", "S3 secret key", str(func(c *Config) *string { return &c.S3SecretKey })},
+	{"s3-use-ssl", "SVC_S3_USE_SSL", "true", "use HTTPS to reach S3", boolean(func(c *Config) *bool { return &c.S3UseSSL })},
+	{"s3-public-endpoint", "SVC_S3_PUBLIC_ENDPOINT", "", "host:port SDKs reach S3 at, when it differs from --s3-endpoint", str(func(c *Config) *string { return &c.S3PublicEndpoint })},
+	{"admin-token", "SVC_ADMIN_TOKEN", "", "token of the admin API; empty = generated into <data-dir>/admin.token", str(func(c *Config) *string { return &c.AdminToken })},
+	{"access-token-secret", "SVC_ACCESS_TOKEN_SECRET", "", "HMAC secret of access tokens; empty = generated and kept in <data-dir>", str(func(c *Config) *string { return &c.AccessTokenSecret })},
+	{"refresh-token-secret", "SVC_REFRESH_TOKEN_SECRET", "", "HMAC secret of refresh tokens; empty = generated and kept in <data-dir>", str(func(c *Config) *string { return &c.RefreshTokenSecret })},
+	{"access-token-ttl", "SVC_ACCESS_TOKEN_TTL", "30m", "lifetime of access tokens", dur(func(c *Config) *time.Duration { return &c.AccessTokenTTL })},
+	{"refresh-token-ttl", "SVC_REFRESH_TOKEN_TTL", "168h", "lifetime of refresh tokens", dur(func(c *Config) *time.Duration { return &c.RefreshTokenTTL })},
+	{"log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+	{"shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", "30s", "how long SIGTERM waits for requests and flushes", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+}
+
+// ParseConfig reads the environment (getenv) and then args. The error is one line naming the
+// flag or variable and what is wrong with it; flag.ErrHelp when -h was asked for.
+func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("svc serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, s := range Settings {
+		s.bind(fs, &c, s)
+	}
+	for _, s := range Settings {
+		if v := getenv(s.Env); v != "" {
+			if err := fs.Set(s.Flag, v); err != nil {
+				return c, fmt.Errorf("bad value %q for %s: %v", v, s.Env, unwrapFlagErr(err))
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fmt.Fprintln(usage, "usage: svc serve [flags]   (every flag also reads the environment variable shown)")
+			for _, s := range Settings {
+				fmt.Fprintf(usage, "  --%-22s %-26s %s (default %q)\n", s.Flag, s.Env, s.Usage, s.Default)
+			}
+			return c, err
+		}
+		return c, fmt.Errorf("%v (see svc serve -h)", unwrapFlagErr(err))
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q (see svc serve -h)", fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+// unwrapFlagErr shortens the flag package's errors to their message.
+func unwrapFlagErr(err error) string {
+	return strings.TrimSpace(err.Error())
+}
+
+func (c *Config) validate() error {
+	for _, a := range []struct{ name, v string }{{"--addr", c.Addr}, {"--admin-addr", c.AdminAddr}} {
+		if _, port, err := net.SplitHostPort(a.v); err != nil || port == "" {
+			return fmt.Errorf("bad value %q for %s: want host:port or :port", a.v, a.name)
+		}
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir must not be empty")
+	}
+	if c.PublicURL == "" {
+		_, port, _ := net.SplitHostPort(c.Addr)
+		c.PublicURL = "http://localhost:" + port
+	}
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("bad value %q for --public-url: want an absolute http(s) URL", c.PublicURL)
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.ClickHouseDSN != "" {
+		if _, err := clickhouse.ParseDSN(c.ClickHouseDSN); err != nil {
+			return fmt.Errorf("bad value for --clickhouse-dsn: %v", err)
+		}
+	}
+	if c.PostgresDSN != "" {
+		if _, err := pgx.ParseConfig(c.PostgresDSN); err != nil {
+			return fmt.Errorf("bad value for --postgres-dsn: %v", err)
+		}
+	}
+	if c.S3Endpoint != "" && (c.S3AccessKey == "" || c.S3SecretKey == "") {
+		return errors.New("--s3-endpoint needs --s3-access-key and --s3-secret-key")
+	}
+	if c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 {
+		return errors.New("token lifetimes must be positive")
+	}
+	if c.AccessTokenTTL >= c.RefreshTokenTTL {
+		return errors.New("--access-token-ttl must be shorter than --refresh-token-ttl")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("bad value %q for --log-level: want debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// Getenv is os.Getenv, named for ParseConfig's callers.
+var Getenv = os.Getenv

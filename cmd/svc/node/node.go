@@ -1,0 +1,283 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/svc-dev/svc/actors"
+	"github.com/svc-dev/svc/http/admin"
+	"github.com/svc-dev/svc/http/auth"
+	"github.com/svc-dev/svc/http/httpx"
+	"github.com/svc-dev/svc/http/ops"
+	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/badgerevents"
+	"github.com/svc-dev/svc/sinks/badgermeta"
+	chstore "github.com/svc-dev/svc/sinks/clickhouse"
+	"github.com/svc-dev/svc/sinks/localblob"
+	pgstore "github.com/svc-dev/svc/sinks/postgres"
+	"github.com/svc-dev/svc/sinks/s3blob"
+)
+
+// Node is one running svc node.
+type Node struct {
+	cfg Config
+	log *slog.Logger
+
+	db     *badger.DB
+	Events sinks.EventStore
+	Meta   sinks.MetaStore
+	Blobs  sinks.BlobStore
+	Actors *actors.System
+
+	// Backend names, as /readyz and the start-up log show them.
+	EventBackend, MetaBackend, BlobBackend string
+
+	public, admin         *http.Server
+	publicLn, adminLn     net.Listener
+	serveDone             chan error
+	closers               []func() error
+	adminTokenFromDataDir bool
+}
+
+// secrets are generated once per data directory so tokens and upload URLs stay valid across
+// restarts when the operator did not set them.
+type secrets struct {
+	Access  string `json:"access_token_secret"`
+	Refresh string `json:"refresh_token_secret"`
+	Blob    string `json:"blob_url_secret"`
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// loadOrCreate reads path, or writes it with make()'s content (mode 0600) when missing.
+func loadOrCreate(path string, make func() ([]byte, error)) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	b, err = make()
+	if err != nil {
+		return nil, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return nil, fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// Start opens the stores (migrating the production ones), starts the actor system and both
+// listeners, and returns once they accept connections. On error everything opened is closed.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err error) {
+	n = &Node{cfg: cfg, log: log, serveDone: make(chan error, 2)}
+	defer func() {
+		if err != nil {
+			n.closeAll()
+			n = nil
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	sb, err := loadOrCreate(filepath.Join(cfg.DataDir, "secrets.json"), func() ([]byte, error) {
+		return json.MarshalIndent(secrets{Access: randomHex(32), Refresh: randomHex(32), Blob: randomHex(32)}, "", "  ")
+	})
+	if err != nil {
+		return nil, err
+	}
+	var sec secrets
+	if err := json.Unmarshal(sb, &sec); err != nil || sec.Access == "" || sec.Refresh == "" || sec.Blob == "" {
+		return nil, fmt.Errorf("%s is damaged; remove it to generate new secrets (signs everyone out)", filepath.Join(cfg.DataDir, "secrets.json"))
+	}
+	if cfg.AccessTokenSecret != "" {
+		sec.Access = cfg.AccessTokenSecret
+	}
+	if cfg.RefreshTokenSecret != "" {
+		sec.Refresh = cfg.RefreshTokenSecret
+	}
+	adminToken := cfg.AdminToken
+	if adminToken == "" {
+		tb, err := loadOrCreate(filepath.Join(cfg.DataDir, "admin.token"), func() ([]byte, error) { return []byte(randomHex(24) + "\n"), nil })
+		if err != nil {
+			return nil, err
+		}
+		adminToken = strings.TrimSpace(string(tb))
+		n.adminTokenFromDataDir = true
+	}
+
+	n.db, err = badgerdb.Open(filepath.Join(cfg.DataDir, "badger"), log)
+	if err != nil {
+		return nil, err
+	}
+	n.closers = append(n.closers, n.db.Close)
+
+	if cfg.ClickHouseDSN != "" {
+		if err := chstore.Migrate(ctx, cfg.ClickHouseDSN); err != nil {
+			return nil, fmt.Errorf("migrate clickhouse: %w", err)
+		}
+		st, err := chstore.Open(ctx, cfg.ClickHouseDSN)
+		if err != nil {
+			return nil, fmt.Errorf("open clickhouse: %w", err)
+		}
+		n.Events, n.EventBackend = st, "clickhouse"
+	} else {
+		n.Events, n.EventBackend = badgerevents.New(n.db), "badger"
+	}
+	n.closers = append(n.closers, n.Events.Close)
+
+	if cfg.PostgresDSN != "" {
+		if err := pgstore.Migrate(ctx, cfg.PostgresDSN); err != nil {
+			return nil, fmt.Errorf("migrate postgres: %w", err)
+		}
+		st, err := pgstore.Open(ctx, cfg.PostgresDSN)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		n.Meta, n.MetaBackend = st, "postgres"
+	} else {
+		n.Meta, n.MetaBackend = badgermeta.New(n.db), "badger"
+	}
+	n.closers = append(n.closers, n.Meta.Close)
+
+	var blobHandler http.Handler
+	if cfg.S3Endpoint != "" {
+		st, err := s3blob.New(ctx, s3blob.Config{Endpoint: cfg.S3Endpoint, Region: cfg.S3Region, Bucket: cfg.S3Bucket,
+			AccessKey: cfg.S3AccessKey, SecretKey: cfg.S3SecretKey, UseSSL: cfg.S3UseSSL, PublicEndpoint: cfg.S3PublicEndpoint})
+		if err != nil {
+			return nil, fmt.Errorf("open s3: %w", err)
+		}
+		n.Blobs, n.BlobBackend = st, "s3"
+	} else {
+		st, err := localblob.New(filepath.Join(cfg.DataDir, "blobs"), cfg.PublicURL, []byte(sec.Blob))
+		if err != nil {
+			return nil, fmt.Errorf("open blob dir: %w", err)
+		}
+		n.Blobs, n.BlobBackend, blobHandler = st, "localdisk", st.Handler()
+	}
+
+	n.Actors = actors.NewSystem(log)
+	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	tokens := &auth.Issuer{AccessSecret: []byte(sec.Access), RefreshSecret: []byte(sec.Refresh),
+		AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL}
+
+	checks := []ops.Check{
+		{Name: n.EventBackend + " (events)", Ping: n.Events.Ping},
+		{Name: n.MetaBackend + " (metadata)", Ping: n.Meta.Ping},
+		{Name: n.BlobBackend + " (blobs)", Ping: n.Blobs.Ping},
+	}
+	pub := chi.NewRouter()
+	pub.Use(middleware.RequestID, httpx.NewMetrics(reg, "public").Middleware(log), httpx.Recoverer(log))
+	pub.Get("/healthz", ops.Healthz)
+	pub.Get("/readyz", ops.Readyz(checks, 3*time.Second))
+	if blobHandler != nil {
+		pub.Handle("/blobs/*", blobHandler)
+	}
+	pub.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	})
+	pub.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		httpx.Error(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
+	})
+
+	adm := chi.NewRouter()
+	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log))
+	adm.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	adm.Get("/healthz", ops.Healthz)
+	(&admin.API{Token: adminToken, Meta: n.Meta, Tokens: tokens}).Routes(adm)
+	adm.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	})
+
+	if n.publicLn, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen on --addr: %w", err)
+	}
+	n.closers = append(n.closers, func() error { return ignoreClosed(n.publicLn.Close()) })
+	if n.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+		return nil, fmt.Errorf("listen on --admin-addr: %w", err)
+	}
+	n.closers = append(n.closers, func() error { return ignoreClosed(n.adminLn.Close()) })
+	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	n.public = &http.Server{Handler: pub, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
+	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	go func() { n.serveDone <- n.public.Serve(n.publicLn) }()
+	go func() { n.serveDone <- n.admin.Serve(n.adminLn) }()
+
+	log.Info("svc listening",
+		"addr", n.publicLn.Addr().String(), "admin_addr", n.adminLn.Addr().String(), "public_url", cfg.PublicURL,
+		"events", n.EventBackend, "metadata", n.MetaBackend, "blobs", n.BlobBackend, "data_dir", cfg.DataDir)
+	return n, nil
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Addr is the public listener's address (useful with --addr :0).
+func (n *Node) Addr() string { return n.publicLn.Addr().String() }
+
+// AdminAddr is the admin listener's address.
+func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
+
+// Done receives the error of a listener that stopped serving on its own.
+func (n *Node) Done() <-chan error { return n.serveDone }
+
+// Shutdown stops accepting requests, waits for those in flight, flushes what the node holds and
+// closes the stores, in that order, within ctx.
+func (n *Node) Shutdown(ctx context.Context) error {
+	var errs []error
+	if err := n.public.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("public listener: %w", err))
+	}
+	if err := n.admin.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("admin listener: %w", err))
+	}
+	errs = append(errs, n.closeAll())
+	return errors.Join(errs...)
+}
+
+// closeAll closes what Start opened, last opened first.
+func (n *Node) closeAll() error {
+	var errs []error
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		if err := n.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	n.closers = nil
+	return errors.Join(errs...)
+}

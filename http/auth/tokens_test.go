@@ -1,0 +1,62 @@
+package auth
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+func TestTokens(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clock := now
+	is := &Issuer{AccessSecret: []byte("a-secret"), RefreshSecret: []byte("r-secret"),
+		AccessTTL: 30 * time.Minute, RefreshTTL: 7 * 24 * time.Hour, Now: func() time.Time { return clock }}
+	user, sess, ref := uuid.New(), uuid.New(), uuid.New()
+	p, err := is.Issue(user, sess, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.RefreshExpiresAt.Equal(now.Add(7 * 24 * time.Hour)) {
+		t.Errorf("refresh expiry %v", p.RefreshExpiresAt)
+	}
+	a, err := is.ParseAccess(p.AccessToken)
+	if err != nil || a.UserID != user || a.SessionID != sess {
+		t.Fatalf("access: %+v %v", a, err)
+	}
+	r, err := is.ParseRefresh(p.RefreshToken)
+	if err != nil || r.UserID != user || r.SessionID != sess || r.RefreshID != ref {
+		t.Fatalf("refresh: %+v %v", r, err)
+	}
+	other := &Issuer{AccessSecret: []byte("other"), RefreshSecret: []byte("other2"), AccessTTL: time.Minute, RefreshTTL: time.Minute,
+		Now: func() time.Time { return clock }}
+	cases := []struct {
+		name string
+		err  func() error
+	}{
+		{"refresh token used as access", func() error { _, err := is.ParseAccess(p.RefreshToken); return err }},
+		{"access token used as refresh", func() error { _, err := is.ParseRefresh(p.AccessToken); return err }},
+		{"other secret", func() error { _, err := other.ParseAccess(p.AccessToken); return err }},
+		{"garbage", func() error { _, err := is.ParseAccess("not.a.jwt"); return err }},
+		{"access expired", func() error {
+			clock = now.Add(31 * time.Minute)
+			defer func() { clock = now }()
+			_, err := is.ParseAccess(p.AccessToken)
+			return err
+		}},
+		{"refresh expired", func() error {
+			clock = now.Add(8 * 24 * time.Hour)
+			defer func() { clock = now }()
+			_, err := is.ParseRefresh(p.RefreshToken)
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.err(); !errors.Is(err, ErrInvalidToken) {
+				t.Fatalf("want ErrInvalidToken, got %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,381 @@
+// Package spool is the node's write-ahead log of accepted ingest batches. A batch is appended and
+// fdatasync'ed before the SDK gets its 200/202; flushers acknowledge records once the event store
+// holds their rows; a segment whose records are all acknowledged is deleted. On start, every
+// record still on disk is handed back for replay (store writes are idempotent, so a record that
+// was flushed but not yet deleted does no harm).
+//
+// Durability is a group commit: one writer goroutine takes every append that arrived while the
+// previous sync ran, writes them with one write call and one fdatasync, then wakes their callers.
+// On this machine that is ~3.8k requests/s against ~1.3k for a synced Badger transaction each
+// (DESIGN.md §8).
+//
+// On-disk format: segment files NNNNNNNNNNNNNNNNNNNN.seg (the first sequence number, zero
+// padded) holding records `u32 length | u32 crc32c(payload) | payload` where payload is
+// `u64 seq | 16B app id | 16B request id | u8 kind | body`. A torn tail (crash mid-write) fails
+// its length or checksum and is cut off at open.
+package spool
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+)
+
+// Record is one accepted batch.
+type Record struct {
+	Seq       uint64 // assigned by Append; increasing
+	AppID     uuid.UUID
+	RequestID uuid.UUID
+	Kind      uint8 // what Body is; the ingest handler defines the values
+	Body      []byte
+}
+
+// Options tune a spool. Zero values take the defaults.
+type Options struct {
+	SegmentBytes int64 // rotate to a new segment past this size; default 64 MiB
+	MaxBatch     int   // most appends covered by one sync; default 1024
+}
+
+const (
+	headerLen  = 8
+	payloadHdr = 8 + 16 + 16 + 1
+	maxRecord  = 64 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("spool closed")
+
+type segment struct {
+	path     string
+	first    uint64 // first sequence number it may hold
+	last     uint64 // last sequence number written to it (0: none)
+	pending  int    // records not yet acknowledged
+	bytes    int64  // bytes of those records
+	size     int64  // file size
+	writable bool   // the active segment
+}
+
+type appendReq struct {
+	rec  *Record
+	done chan error
+}
+
+// Spool is safe for concurrent use.
+type Spool struct {
+	dir  string
+	opts Options
+
+	// sendMu keeps Close from closing reqs while an Append sends on it.
+	sendMu sync.RWMutex
+
+	mu       sync.Mutex
+	segs     []*segment // ordered by first
+	nextSeq  uint64
+	pending  int64 // bytes not yet acknowledged, all segments
+	closed   bool
+	active   *os.File
+	activeSg *segment
+
+	reqs     chan appendReq
+	stopped  chan struct{}
+	writeBuf []byte
+}
+
+// Open opens or creates the spool in dir and returns the records found on disk, oldest first,
+// for replay. Until the caller acknowledges them they count as pending.
+func Open(dir string, opts Options) (*Spool, []Record, error) {
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = 64 << 20
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 1024
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("spool dir: %w", err)
+	}
+	s := &Spool{dir: dir, opts: opts, nextSeq: 1,
+		reqs: make(chan appendReq, opts.MaxBatch), stopped: make(chan struct{})}
+	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("list spool: %w", err)
+	}
+	sort.Strings(names)
+	var recs []Record
+	for _, name := range names {
+		first, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(name), ".seg"), 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spool: unexpected file %s", name)
+		}
+		sg := &segment{path: name, first: first}
+		got, err := readSegment(sg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(got) == 0 {
+			if err := os.Remove(name); err != nil {
+				return nil, nil, fmt.Errorf("spool: remove empty segment: %w", err)
+			}
+			continue
+		}
+		for _, r := range got {
+			sg.pending++
+			sg.bytes += int64(headerLen + payloadHdr + len(r.Body))
+			if r.Seq >= s.nextSeq {
+				s.nextSeq = r.Seq + 1
+			}
+		}
+		s.pending += sg.bytes
+		s.segs = append(s.segs, sg)
+		recs = append(recs, got...)
+	}
+	if err := s.openSegment(); err != nil {
+		return nil, nil, err
+	}
+	go s.writer()
+	return s, recs, nil
+}
+
+// readSegment reads a segment's intact records and truncates a torn tail.
+func readSegment(sg *segment) ([]Record, error) {
+	f, err := os.OpenFile(sg.path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("spool: open %s: %w", sg.path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("spool: read %s: %w", sg.path, err)
+	}
+	var recs []Record
+	off := 0
+	for off+headerLen <= len(data) {
+		n := int(binary.LittleEndian.Uint32(data[off:]))
+		sum := binary.LittleEndian.Uint32(data[off+4:])
+		if n < payloadHdr || n > maxRecord || off+headerLen+n > len(data) {
+			break
+		}
+		p := data[off+headerLen : off+headerLen+n]
+		if crc32.Checksum(p, castagnoli) != sum {
+			break
+		}
+		r := Record{Seq: binary.LittleEndian.Uint64(p), Kind: p[40]}
+		copy(r.AppID[:], p[8:24])
+		copy(r.RequestID[:], p[24:40])
+		r.Body = p[payloadHdr:]
+		recs = append(recs, r)
+		sg.last = r.Seq
+		off += headerLen + n
+	}
+	if off < len(data) {
+		if err := f.Truncate(int64(off)); err != nil {
+			return nil, fmt.Errorf("spool: cut torn tail of %s: %w", sg.path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return nil, fmt.Errorf("spool: sync %s: %w", sg.path, err)
+		}
+	}
+	sg.size = int64(off)
+	return recs, nil
+}
+
+// openSegment starts a new active segment; called with mu held or before the writer starts.
+func (s *Spool) openSegment() error {
+	path := filepath.Join(s.dir, fmt.Sprintf("%020d.seg", s.nextSeq))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_EXCL, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool: create segment: %w", err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		f.Close()
+		return err
+	}
+	if s.activeSg != nil {
+		s.activeSg.writable = false
+	}
+	sg := &segment{path: path, first: s.nextSeq, writable: true}
+	s.segs = append(s.segs, sg)
+	if s.active != nil {
+		s.active.Close()
+	}
+	s.active, s.activeSg = f, sg
+	s.deleteDoneLocked()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("spool: open dir: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("spool: sync dir: %w", err)
+	}
+	return nil
+}
+
+// Append writes rec durably and sets rec.Seq. It returns once the record is on disk (synced).
+// Body is copied into the write buffer before Append returns, so the caller may reuse it after.
+func (s *Spool) Append(rec *Record) error {
+	if len(rec.Body)+payloadHdr > maxRecord {
+		return fmt.Errorf("spool: record of %d bytes exceeds %d", len(rec.Body), maxRecord)
+	}
+	done := make(chan error, 1)
+	s.sendMu.RLock()
+	if s.closed {
+		s.sendMu.RUnlock()
+		return ErrClosed
+	}
+	s.reqs <- appendReq{rec: rec, done: done}
+	s.sendMu.RUnlock()
+	return <-done
+}
+
+// writer is the group-commit loop. It ends when Close closes reqs.
+func (s *Spool) writer() {
+	defer close(s.stopped)
+	batch := make([]appendReq, 0, s.opts.MaxBatch)
+	for r := range s.reqs {
+		batch = append(batch[:0], r)
+	drain:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		err := s.writeBatch(batch)
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
+}
+
+func (s *Spool) writeBatch(batch []appendReq) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := s.writeBuf[:0]
+	first := s.nextSeq
+	for _, r := range batch {
+		r.rec.Seq = s.nextSeq
+		s.nextSeq++
+		n := payloadHdr + len(r.rec.Body)
+		start := len(buf)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(n))
+		buf = binary.LittleEndian.AppendUint32(buf, 0)
+		buf = binary.LittleEndian.AppendUint64(buf, r.rec.Seq)
+		buf = append(buf, r.rec.AppID[:]...)
+		buf = append(buf, r.rec.RequestID[:]...)
+		buf = append(buf, r.rec.Kind)
+		buf = append(buf, r.rec.Body...)
+		binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(buf[start+headerLen:], castagnoli))
+	}
+	if cap(buf) <= 16<<20 {
+		s.writeBuf = buf
+	}
+	if _, err := s.active.Write(buf); err != nil {
+		s.nextSeq = first
+		return fmt.Errorf("spool: write: %w", err)
+	}
+	if err := unix.Fdatasync(int(s.active.Fd())); err != nil {
+		return fmt.Errorf("spool: fdatasync: %w", err)
+	}
+	sg := s.activeSg
+	sg.size += int64(len(buf))
+	sg.last = s.nextSeq - 1
+	for _, r := range batch {
+		sg.pending++
+		b := int64(headerLen + payloadHdr + len(r.rec.Body))
+		sg.bytes += b
+		s.pending += b
+	}
+	if sg.size >= s.opts.SegmentBytes {
+		return s.openSegment()
+	}
+	return nil
+}
+
+// Ack records that the record with this sequence number and body length is stored in the
+// event store; each record is acknowledged once. A segment is deleted once every record in it
+// is acknowledged and it is no longer written to.
+func (s *Spool) Ack(seq uint64, bodyLen int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].first > seq }) - 1
+	if i < 0 || seq > s.segs[i].last || s.segs[i].pending == 0 {
+		return
+	}
+	sg := s.segs[i]
+	b := int64(headerLen + payloadHdr + bodyLen)
+	sg.pending--
+	sg.bytes -= b
+	s.pending -= b
+	s.deleteDoneLocked()
+}
+
+// deleteDoneLocked removes segments that are fully acknowledged and closed.
+func (s *Spool) deleteDoneLocked() {
+	kept := s.segs[:0]
+	for _, sg := range s.segs {
+		if !sg.writable && sg.pending == 0 {
+			_ = os.Remove(sg.path)
+			continue
+		}
+		kept = append(kept, sg)
+	}
+	s.segs = kept
+}
+
+// PendingBytes is the size of the records not yet acknowledged: what the node would lose to
+// a full disk, and what back-pressure bounds.
+func (s *Spool) PendingBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+// Segments is how many segment files exist (for metrics and tests).
+func (s *Spool) Segments() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.segs)
+}
+
+// Close stops the writer after the appends already queued and closes the active segment.
+func (s *Spool) Close() error {
+	s.sendMu.Lock()
+	if s.closed {
+		s.sendMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.reqs)
+	s.sendMu.Unlock()
+	<-s.stopped
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		err := s.active.Close()
+		s.active = nil
+		return err
+	}
+	return nil
+}
