@@ -1,0 +1,173 @@
+// Package postgres is the production sinks.MetaStore on PostgreSQL (pgx v5). The schema lives
+// in versioned migrations (Migrate); the database enforces uniqueness, references and the rule
+// of one active API key per app. Methods that check before they change (last owner, key
+// rotation, refresh-token rotation) lock the row they depend on with SELECT … FOR UPDATE in a
+// transaction, so concurrent calls queue behind each other and each sees the other's result.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+)
+
+// Store is the Postgres MetaStore.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ sinks.MetaStore = (*Store)(nil)
+
+// Open connects to the database at dsn (a postgres:// URL or key=value string) and checks it
+// answers. It does not migrate: call Migrate first.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: ping: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Pool is the store's connection pool, for other Postgres-backed stores sharing the database.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool, waiting for connections in use to be returned.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// SQLSTATE codes mapped to the sinks errors.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+	checkViolation      = "23514"
+)
+
+// fail wraps err with what failed, adding the sinks sentinel it stands for.
+func fail(what string, err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("postgres: %s: %w", what, sinks.ErrNotFound)
+	case errors.As(err, &pgErr) && pgErr.Code == uniqueViolation:
+		return fmt.Errorf("postgres: %s: %w: %w", what, sinks.ErrConflict, err)
+	case errors.As(err, &pgErr) && pgErr.Code == foreignKeyViolation:
+		// Every reference we insert points at a parent that must exist first.
+		return fmt.Errorf("postgres: %s: %w: %w", what, sinks.ErrNotFound, err)
+	case errors.As(err, &pgErr) && pgErr.Code == checkViolation:
+		return fmt.Errorf("postgres: %s: %w: %w", what, sinks.ErrInvalid, err)
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// notFound is ErrNotFound naming what.
+func notFound(what string) error { return fmt.Errorf("postgres: %s: %w", what, sinks.ErrNotFound) }
+
+// inTx runs fn in a transaction that commits when fn returns nil. Errors of fn come back as
+// they are; errors of begin and commit are wrapped with what.
+func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fail(what, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fail(what, err)
+	}
+	return nil
+}
+
+// exec runs one statement and returns the rows it touched.
+func exec(ctx context.Context, q querier, what, sql string, args ...any) (int64, error) {
+	tag, err := q.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, fail(what, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// exists reports whether the query returns a row.
+func exists(ctx context.Context, q querier, what, sql string, args ...any) (bool, error) {
+	var ok bool
+	if err := q.QueryRow(ctx, "SELECT EXISTS ("+sql+")", args...).Scan(&ok); err != nil {
+		return false, fail(what, err)
+	}
+	return ok, nil
+}
+
+// nullTime stores a zero time as NULL.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// utcOrZero turns a scanned nullable time into a UTC time, zero for NULL.
+func utcOrZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func checkRole(r model.Role) error {
+	if !r.Valid() {
+		return fmt.Errorf("postgres: role %q is not owner, admin, developer or viewer: %w", r, sinks.ErrInvalid)
+	}
+	return nil
+}
+
+// retention returns the days to store for an app; 0 means the default when allowZero.
+func retention(days int, allowZero bool) (int, error) {
+	if days == 0 && allowZero {
+		return model.DefaultRetentionDays, nil
+	}
+	if days < 30 || days > 365 {
+		return 0, fmt.Errorf("postgres: retention of %d days is outside 30..365: %w", days, sinks.ErrInvalid)
+	}
+	return days, nil
+}
+
+func checkNewKey(k model.APIKey, app uuid.UUID) error {
+	switch {
+	case k.Key == "":
+		return fmt.Errorf("postgres: empty API key: %w", sinks.ErrInvalid)
+	case k.Revoked:
+		return fmt.Errorf("postgres: a new API key must not be revoked: %w", sinks.ErrInvalid)
+	case k.AppID != app:
+		return fmt.Errorf("postgres: API key of app %s given for app %s: %w", k.AppID, app, sinks.ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/metatest"
+	"github.com/svc-dev/svc/sinks/sinktest"
+)
+
+// migrated returns a DSN of a fresh database with the schema applied.
+func migrated(t *testing.T) string {
+	t.Helper()
+	dsn := sinktest.Postgres(t)
+	if err := Migrate(t.Context(), dsn); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return dsn
+}
+
+func openStore(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		metatest.Run(t, func(t *testing.T) sinks.MetaStore { return openStore(t, migrated(t)) })
+	})
+}
+
+// migrationVersions returns the version numbers of the embedded migration files.
+func migrationVersions(t *testing.T) []int64 {
+	t.Helper()
+	db, err := openSQL("postgres://unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := newProvider(db)
+	if err != nil {
+		t.Fatalf("newProvider: %v", err)
+	}
+	var out []int64
+	for _, src := range p.ListSources() {
+		out = append(out, src.Version)
+	}
+	if len(out) == 0 {
+		t.Fatal("no migrations embedded")
+	}
+	return out
+}
+
+// appliedVersions returns how many times each version is recorded as applied.
+func appliedVersions(t *testing.T, s *Store) map[int64]int {
+	t.Helper()
+	rows, err := s.Pool().Query(t.Context(), `SELECT version_id, count(*) FROM goose_db_version WHERE is_applied AND version_id > 0 GROUP BY version_id`)
+	if err != nil {
+		t.Fatalf("read goose_db_version: %v", err)
+	}
+	defer rows.Close()
+	out := map[int64]int{}
+	for rows.Next() {
+		var v, n int64
+		if err := rows.Scan(&v, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[v] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func checkAppliedOnce(t *testing.T, s *Store) {
+	t.Helper()
+	want := migrationVersions(t)
+	got := appliedVersions(t, s)
+	if len(got) != len(want) {
+		t.Errorf("applied versions %v, want each of %v once", got, want)
+	}
+	for _, v := range want {
+		if got[v] != 1 {
+			t.Errorf("version %d recorded %d times, want once (all: %v)", v, got[v], got)
+		}
+	}
+}
+
+var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "auth_sessions"}
+
+func checkTables(t *testing.T, s *Store, present bool) {
+	t.Helper()
+	for _, name := range tables {
+		var exists bool
+		if err := s.Pool().QueryRow(t.Context(), `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
+			t.Fatalf("look up table %s: %v", name, err)
+		}
+		if exists != present {
+			t.Errorf("table %s exists = %v, want %v", name, exists, present)
+		}
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	t.Run("FilesAreNumbered", func(t *testing.T) {
+		names, err := fs.Glob(migrations, "migrations/*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions := migrationVersions(t)
+		if len(names) != len(versions) {
+			t.Errorf("%d files in migrations/ but goose sees %d migrations: every file must be NNNNN_name.sql", len(names), len(versions))
+		}
+	})
+
+	t.Run("RerunChangesNothing", func(t *testing.T) {
+		dsn := migrated(t)
+		s := openStore(t, dsn)
+		checkTables(t, s, true)
+		checkAppliedOnce(t, s)
+		u := model.User{ID: uuid.New(), Name: "Ada", Email: "ada@example.com", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		own := model.Team{ID: uuid.New(), Name: "Ada's team", CreatedAt: u.CreatedAt, UpdatedAt: u.CreatedAt}
+		if err := s.CreateUser(t.Context(), u, own); err != nil {
+			t.Fatalf("CreateUser: %v", err)
+		}
+		for range 2 {
+			if err := Migrate(t.Context(), dsn); err != nil {
+				t.Fatalf("Migrate again: %v", err)
+			}
+		}
+		checkAppliedOnce(t, s)
+		if _, err := s.User(t.Context(), u.ID); err != nil {
+			t.Errorf("User after migrating again: %v", err)
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		dsn := sinktest.Postgres(t)
+		const n = 4
+		errs := make(chan error, n)
+		for range n {
+			go func() { errs <- Migrate(t.Context(), dsn) }()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("concurrent Migrate: %v", err)
+			}
+		}
+		s := openStore(t, dsn)
+		checkTables(t, s, true)
+		checkAppliedOnce(t, s)
+	})
+
+	t.Run("DownAndUp", func(t *testing.T) {
+		dsn := migrated(t)
+		db, err := openSQL(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		p, err := newProvider(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.DownTo(t.Context(), 0); err != nil {
+			t.Fatalf("migrate down to 0: %v", err)
+		}
+		s := openStore(t, dsn)
+		checkTables(t, s, false)
+		if err := Migrate(t.Context(), dsn); err != nil {
+			t.Fatalf("Migrate after down: %v", err)
+		}
+		checkTables(t, s, true)
+	})
+
+	t.Run("BadDSN", func(t *testing.T) {
+		if err := Migrate(t.Context(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"); err == nil {
+			t.Error("Migrate against no server = nil, want an error")
+		}
+		if _, err := Open(t.Context(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"); err == nil {
+			t.Error("Open against no server = nil, want an error")
+		}
+	})
+}
+
+// TestSchemaConstraints checks that the database itself refuses bad rows, whatever code
+// writes them.
+func TestSchemaConstraints(t *testing.T) {
+	ctx := t.Context()
+	s := openStore(t, migrated(t))
+	now := time.Now()
+	u := model.User{ID: uuid.New(), Name: "Ada", Email: "Ada@Example.com", CreatedAt: now, UpdatedAt: now}
+	own := model.Team{ID: uuid.New(), Name: "Ada's team", CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateUser(ctx, u, own); err != nil {
+		t.Fatalf("CreateUser: %v", err)
+	}
+	v := model.User{ID: uuid.New(), Name: "Bob", Email: "bob@example.com", CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateUser(ctx, v, model.Team{ID: uuid.New(), Name: "Bob's team", CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatalf("CreateUser: %v", err)
+	}
+	app := model.App{ID: uuid.New(), TeamID: own.ID, Name: "app", CreatedAt: now, UpdatedAt: now}
+	if err := s.CreateApp(ctx, app, model.APIKey{AppID: app.ID, Key: "key-1", CreatedAt: now}); err != nil {
+		t.Fatalf("CreateApp: %v", err)
+	}
+	cases := []struct {
+		name string
+		sql  string
+		args []any
+		code string
+	}{
+		{"email unique whatever the case", `INSERT INTO users (id, name, email, own_team_id, created_at, updated_at)
+			SELECT $1, 'x', 'ADA@example.COM', $2, now(), now()`, []any{uuid.New(), own.ID}, uniqueViolation},
+		{"role is one of four", `INSERT INTO team_members (team_id, user_id, role, created_at, updated_at) VALUES ($1, $2, 'boss', now(), now())`,
+			[]any{own.ID, v.ID}, checkViolation},
+		{"member of a missing team", `INSERT INTO team_members (team_id, user_id, role, created_at, updated_at) VALUES ($1, $2, 'viewer', now(), now())`,
+			[]any{uuid.New(), u.ID}, foreignKeyViolation},
+		{"retention below 30", `UPDATE apps SET retention_days = 29 WHERE id = $1`, []any{app.ID}, checkViolation},
+		{"retention above 365", `UPDATE apps SET retention_days = 366 WHERE id = $1`, []any{app.ID}, checkViolation},
+		{"one active key per app", `INSERT INTO api_keys (key, app_id, created_at) VALUES ('key-2', $1, now())`, []any{app.ID}, uniqueViolation},
+		{"key unique", `INSERT INTO api_keys (key, app_id, created_at, revoked) VALUES ('key-1', $1, now(), true)`, []any{app.ID}, uniqueViolation},
+		{"key of a missing app", `INSERT INTO api_keys (key, app_id, created_at, revoked) VALUES ('key-3', $1, now(), true)`, []any{uuid.New()}, foreignKeyViolation},
+		{"session of a missing user", `INSERT INTO auth_sessions (id, user_id, refresh_id, created_at, expires_at) VALUES ($1, $2, $1, now(), now())`,
+			[]any{uuid.New(), uuid.New()}, foreignKeyViolation},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Pool().Exec(ctx, tc.sql, tc.args...)
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != tc.code {
+				t.Errorf("got %v, want SQLSTATE %s", err, tc.code)
+			}
+		})
+	}
+
+	t.Run("retention defaults to 30", func(t *testing.T) {
+		id := uuid.New()
+		if _, err := s.Pool().Exec(ctx, `INSERT INTO apps (id, team_id, name, created_at, updated_at) VALUES ($1, $2, 'x', now(), now())`, id, own.ID); err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.App(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.RetentionDays != model.DefaultRetentionDays {
+			t.Errorf("retention_days default = %d, want %d", a.RetentionDays, model.DefaultRetentionDays)
+		}
+	})
+
+	t.Run("error mapping keeps the cause", func(t *testing.T) {
+		err := s.CreateUser(ctx, model.User{ID: uuid.New(), Email: strings.ToUpper(u.Email)}, model.Team{ID: uuid.New()})
+		var pgErr *pgconn.PgError
+		if !errors.Is(err, sinks.ErrConflict) || !errors.As(err, &pgErr) || pgErr.ConstraintName != "users_email_lower_key" {
+			t.Errorf("CreateUser with a taken email: %v, want ErrConflict wrapping the violation of users_email_lower_key", err)
+		}
+	})
+
+	t.Run("cancelled context", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := s.User(cctx, u.ID); !errors.Is(err, context.Canceled) {
+			t.Errorf("User with a cancelled context: %v, want context.Canceled", err)
+		}
+	})
+}
