@@ -1,0 +1,1631 @@
+package model
+
+import (
+	"bytes"
+	"encoding/base64"
+	"math"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Ingest decoding: PUT /events bodies (JSON) and multipart event/span parts into model types,
+// checking every rule of spec/ingestion-api.md on the way.
+//
+// Why a hand-written single-pass reader instead of encoding/json (or goccy/go-json) into wire
+// structs: the spec needs things typed decoding hides — the raw text of user-defined numbers
+// (int64 vs float64, 2^63 vs 1e309), which member of an event is the kind member, the exact bytes
+// of that member to keep as Payload, the byte offset of a syntax error, and the JSON path of every
+// violation. A typed decode would parse each event twice (struct, then RawMessage for the kind)
+// and allocate per field; this reader validates as it reads, copies the kind member once into a
+// shared arena, interns the attribute strings that repeat across a batch, and costs no new
+// module. See BenchmarkDecodeBatch for the numbers.
+
+// DecodeBatch decodes and validates a JSON PUT /events body {events: [...], spans: [...]} for the
+// app appID. multipartRules adds what the multipart reference requires on top of the JSON rules
+// (attribute.platform on events, attributes.platform on spans). It runs Batch.Validate. Every
+// error is a *ValidationError (errors.Is(err, ErrInvalid)); the batch is then empty.
+func DecodeBatch(body []byte, appID uuid.UUID, multipartRules bool) (Batch, error) {
+	d := newDecoder(body, appID, multipartRules)
+	defer d.release()
+	var b Batch
+	d.b = &b
+	if err := d.batch(); err != nil {
+		return Batch{}, err
+	}
+	if err := b.Validate(); err != nil {
+		return Batch{}, err
+	}
+	return b, nil
+}
+
+// DecodeEvent decodes and validates one multipart `event` part (multipart rules). index is the
+// part's position among the event parts, used in errors. It returns the inline attachment
+// contents the event carried. Batch.AddEventPart does the same and also keeps Extras.
+func DecodeEvent(part []byte, appID uuid.UUID, index int) (Event, []InlineBlob, error) {
+	var b Batch
+	if err := b.addPart(part, appID, index, true); err != nil {
+		return Event{}, nil, err
+	}
+	return b.Events[0], b.Inline, nil
+}
+
+// DecodeSpan decodes and validates one multipart `span` part (multipart rules).
+func DecodeSpan(part []byte, appID uuid.UUID, index int) (Span, error) {
+	var b Batch
+	if err := b.addPart(part, appID, index, false); err != nil {
+		return Span{}, err
+	}
+	return b.Spans[0], nil
+}
+
+// AddEventPart decodes one multipart `event` part (multipart rules) and appends the event, its
+// inline attachments and its extras to b. Call Validate once all parts are in.
+func (b *Batch) AddEventPart(part []byte, appID uuid.UUID) error {
+	return b.addPart(part, appID, len(b.Events), true)
+}
+
+// AddSpanPart decodes one multipart `span` part (multipart rules) and appends it to b.
+func (b *Batch) AddSpanPart(part []byte, appID uuid.UUID) error {
+	return b.addPart(part, appID, len(b.Spans), false)
+}
+
+func (b *Batch) addPart(part []byte, appID uuid.UUID, index int, event bool) error {
+	d := newDecoder(part, appID, true)
+	defer d.release()
+	d.b = b
+	ne, ns, ni, nx := len(b.Events), len(b.Spans), len(b.Inline), len(b.Extras)
+	err := d.one(index, event)
+	if err != nil {
+		b.Events, b.Spans, b.Inline, b.Extras = b.Events[:ne], b.Spans[:ns], b.Inline[:ni], b.Extras[:nx]
+	}
+	return err
+}
+
+// decoder holds the state of one decode call. Pooled: the intern map and scratch buffer are
+// reused; everything a result refers to (strings, arena) is fresh per call.
+type decoder struct {
+	s         scanner
+	multipart bool
+	appID     uuid.UUID
+	b         *Batch
+	intern    map[string]string
+	scratch   []byte
+	arena     []byte
+	extraAttr []byte            // unknown attribute members of the current item, as JSON
+	attx      []AttachmentExtra // size/path of the current event's attachments
+}
+
+var decoderPool = sync.Pool{New: func() any { return &decoder{intern: make(map[string]string, 128)} }}
+
+func newDecoder(buf []byte, appID uuid.UUID, multipart bool) *decoder {
+	d := decoderPool.Get().(*decoder)
+	d.s = scanner{buf: buf}
+	d.appID = appID
+	d.multipart = multipart
+	return d
+}
+
+func (d *decoder) release() {
+	clear(d.intern)
+	d.s = scanner{}
+	d.b = nil
+	d.arena = nil
+	d.extraAttr = d.extraAttr[:0]
+	d.attx = d.attx[:0]
+	if cap(d.scratch) > 64<<10 {
+		d.scratch = nil
+	}
+	decoderPool.Put(d)
+}
+
+// Interning bounds: repeated attribute values are short; a hostile batch must not grow the map.
+const (
+	internMaxLen     = 96
+	internMaxEntries = 4096
+)
+
+// str turns raw string bytes into a string, sharing one copy for values that repeat in a batch
+// (installation id, versions, device names, thread names, UD keys).
+func (d *decoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > internMaxLen {
+		return string(b)
+	}
+	if s, ok := d.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.intern) < internMaxEntries {
+		d.intern[s] = s
+	}
+	return s
+}
+
+// keep copies raw JSON (already validated) into the arena in compact form and returns it with
+// its capacity clipped, so appending to one payload can never overwrite the next.
+func (d *decoder) keep(raw []byte) []byte {
+	const chunk = 64 << 10
+	if len(raw) > chunk/4 {
+		out := appendCompact(make([]byte, 0, len(raw)), raw)
+		return out[:len(out):len(out)]
+	}
+	if cap(d.arena)-len(d.arena) < len(raw) {
+		d.arena = make([]byte, 0, chunk)
+	}
+	start := len(d.arena)
+	d.arena = appendCompact(d.arena, raw)
+	return d.arena[start:len(d.arena):len(d.arena)]
+}
+
+// typeErr reports a member of the wrong JSON type; the caller adds the path.
+func (d *decoder) typeErr(want string) error {
+	return fieldErr("", "must be "+want+", got "+d.s.kindOf())
+}
+
+// strVal reads a string member and returns its unescaped bytes (valid until the next strVal).
+func (d *decoder) strVal() ([]byte, error) {
+	if d.s.peek() != '"' {
+		return nil, d.typeErr("a string")
+	}
+	raw, esc, err := d.s.str()
+	if err != nil || !esc {
+		return raw, err
+	}
+	d.scratch = unescape(d.scratch[:0], raw)
+	return d.scratch, nil
+}
+
+func (d *decoder) boolVal() (bool, error) {
+	switch d.s.peek() {
+	case 't':
+		return true, d.s.literal("true")
+	case 'f':
+		return false, d.s.literal("false")
+	}
+	return false, d.typeErr("a boolean")
+}
+
+func isNumStart(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
+
+// uintVal reads an integer in [0, max].
+func (d *decoder) uintVal(max uint64) (uint64, error) {
+	if !isNumStart(d.s.peek()) {
+		return 0, d.typeErr("a non-negative integer")
+	}
+	raw, isInt, err := d.s.num()
+	if err != nil {
+		return 0, err
+	}
+	if !isInt || raw[0] == '-' {
+		return 0, fieldErr("", "must be a non-negative integer, got "+clip(raw))
+	}
+	v, ok := parseUint64(raw)
+	if !ok || v > max {
+		return 0, fieldErr("", "must be at most "+strconv.FormatUint(max, 10)+", got "+clip(raw))
+	}
+	return v, nil
+}
+
+func (d *decoder) intVal() (int64, error) {
+	if !isNumStart(d.s.peek()) {
+		return 0, d.typeErr("an integer")
+	}
+	raw, isInt, err := d.s.num()
+	if err != nil {
+		return 0, err
+	}
+	if !isInt {
+		return 0, fieldErr("", "must be an integer, got "+clip(raw))
+	}
+	v, ok := parseInt64(raw)
+	if !ok {
+		return 0, fieldErr("", "must be within the int64 range, got "+clip(raw))
+	}
+	return v, nil
+}
+
+// floatVal reads any JSON number and checks |v| <= max.
+func (d *decoder) floatVal(max float64, name string) (float64, error) {
+	if !isNumStart(d.s.peek()) {
+		return 0, d.typeErr("a number")
+	}
+	raw, _, err := d.s.num()
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.Abs(v) > max {
+		return 0, fieldErr("", "must be within the "+name+" range, got "+clip(raw))
+	}
+	return v, nil
+}
+
+func parseUint64(raw []byte) (uint64, bool) {
+	var v uint64
+	for _, c := range raw {
+		dg := uint64(c - '0')
+		if v > (math.MaxUint64-dg)/10 {
+			return 0, false
+		}
+		v = v*10 + dg
+	}
+	return v, true
+}
+
+func parseInt64(raw []byte) (int64, bool) {
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	u, ok := parseUint64(raw)
+	switch {
+	case !ok:
+		return 0, false
+	case neg && u == 1<<63:
+		return math.MinInt64, true
+	case u > math.MaxInt64:
+		return 0, false
+	case neg:
+		return -int64(u), true
+	}
+	return int64(u), true
+}
+
+// clip quotes a value for an error message, shortened so a hostile value cannot bloat the answer.
+func clip(b []byte) string {
+	const max = 64
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+// enumVal returns the canonical constant for v from set (no allocation), after removing an
+// optional prefix.
+func enumVal(v []byte, set []string, prefix string) (string, bool) {
+	if prefix != "" {
+		v = bytes.TrimPrefix(v, []byte(prefix))
+	}
+	for _, s := range set {
+		if s == string(v) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+func enumErr(v []byte, set []string) error {
+	rule := "must be one of"
+	for i, s := range set {
+		if i > 0 {
+			rule += ","
+		}
+		rule += " " + s
+	}
+	return fieldErr("", rule+"; got "+clip(v))
+}
+
+// ---- the request body ----
+
+func (d *decoder) batch() error {
+	s := &d.s
+	if s.peek() != '{' {
+		if s.pos >= len(s.buf) {
+			return &ValidationError{Rule: "the request body is empty; expected {\"events\": [...], \"spans\": [...]}"}
+		}
+		return &ValidationError{Rule: "the request body must be a JSON object {\"events\": [...], \"spans\": [...]}, got " + s.kindOf()}
+	}
+	if err := s.openObject(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		key, _, done, err := s.member(i)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		switch string(key) {
+		case "events":
+			if err := d.items("events", true); err != nil {
+				return err
+			}
+		case "spans":
+			if err := d.items("spans", false); err != nil {
+				return err
+			}
+		default: // tolerated and ignored; the spec names only events and spans
+			if err := s.skip(); err != nil {
+				return under(err, string(key))
+			}
+		}
+	}
+	return s.end()
+}
+
+// items reads the events or spans array (null or absent counts as empty: the recorder behind
+// the fixtures omits "spans" when there are none).
+func (d *decoder) items(name string, events bool) error {
+	s := &d.s
+	if null, err := s.isNull(); null || err != nil {
+		return under(err, name)
+	}
+	if s.peek() != '[' {
+		return under(d.typeErr("an array"), name)
+	}
+	if err := s.openArray(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		done, err := s.elem(i)
+		if err != nil {
+			return under(err, name)
+		}
+		if done {
+			return nil
+		}
+		kind := "span"
+		if events {
+			kind = "event"
+		}
+		idx := len(d.b.Spans)
+		if events {
+			idx = len(d.b.Events)
+		}
+		if err := d.item(idx, events); err != nil {
+			return item(err, kind, idx)
+		}
+	}
+}
+
+// one decodes a multipart part holding a single event or span.
+func (d *decoder) one(index int, event bool) error {
+	kind := "span"
+	if event {
+		kind = "event"
+	}
+	if err := d.item(index, event); err != nil {
+		return item(err, kind, index)
+	}
+	return item(d.s.end(), kind, index)
+}
+
+func (d *decoder) item(index int, event bool) error {
+	if d.s.peek() != '{' {
+		return d.typeErr("an object")
+	}
+	d.extraAttr = d.extraAttr[:0]
+	d.attx = d.attx[:0]
+	if event {
+		d.b.Events = append(d.b.Events, Event{})
+		if err := d.event(&d.b.Events[len(d.b.Events)-1]); err != nil {
+			return err
+		}
+	} else {
+		d.b.Spans = append(d.b.Spans, Span{})
+		if err := d.span(&d.b.Spans[len(d.b.Spans)-1]); err != nil {
+			return err
+		}
+	}
+	if len(d.extraAttr) > 0 || len(d.attx) > 0 {
+		x := Extra{Item: "span", Index: index}
+		if event {
+			x.Item = "event"
+		}
+		if len(d.extraAttr) > 0 {
+			x.Attribute = append(append([]byte(nil), d.extraAttr...), '}')
+		}
+		if len(d.attx) > 0 {
+			x.Attachments = append([]AttachmentExtra(nil), d.attx...)
+		}
+		d.b.Extras = append(d.b.Extras, x)
+	}
+	return nil
+}
+
+// ---- events ----
+
+// member presence bits of an event envelope
+const (
+	hasID = 1 << iota
+	hasType
+	hasSession
+	hasTimestamp
+	hasAttribute
+	hasKind
+)
+
+// pendingMember remembers where a member the envelope does not know lies, in case it turns out to
+// be the kind member because "type" comes after it.
+type pendingMember struct {
+	key        string
+	start, end int
+}
+
+func (d *decoder) event(e *Event) error {
+	s := &d.s
+	e.AppID = d.appID
+	if err := s.openObject(); err != nil {
+		return err
+	}
+	var (
+		have               int
+		sch                *schema
+		kindStart, kindEnd int
+		kindNull           bool
+		pend               [4]pendingMember
+		pending            = pend[:0]
+		ud, udLegacy       []UDAttr
+		hasUD, hasLegacyUD bool
+		attrPresent        uint32
+		err                error
+	)
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		if esc {
+			key = unescape(nil, key)
+		}
+		switch string(key) {
+		case "id":
+			if e.ID, err = d.uuidVal(); err != nil {
+				return under(err, "id")
+			}
+			have |= hasID
+		case "session_id":
+			if e.SessionID, err = d.uuidVal(); err != nil {
+				return under(err, "session_id")
+			}
+			have |= hasSession
+		case "type":
+			v, err := d.strVal()
+			if err != nil {
+				return under(err, "type")
+			}
+			name, ok := kindNames[string(v)]
+			if !ok {
+				return fieldErr("type", clip(v)+" is not an event type of the ingestion spec")
+			}
+			e.Type, sch = name, kindSchemas[name]
+			have |= hasType
+		case "timestamp":
+			if e.Timestamp, err = d.timeVal(); err != nil {
+				return under(err, "timestamp")
+			}
+			have |= hasTimestamp
+		case "timestampInMillis": // legacy duplicate of timestamp (DESIGN §6): checked, not used
+			if null, err := s.isNull(); !null {
+				if err != nil {
+					return under(err, "timestampInMillis")
+				}
+				if _, err := d.intVal(); err != nil {
+					return under(err, "timestampInMillis")
+				}
+			}
+		case "user_triggered":
+			if null, err := s.isNull(); !null {
+				if err != nil {
+					return under(err, "user_triggered")
+				}
+				if e.UserTriggered, err = d.boolVal(); err != nil {
+					return under(err, "user_triggered")
+				}
+			}
+		case "attribute":
+			if null, err := s.isNull(); null || err != nil {
+				if err != nil {
+					return under(err, "attribute")
+				}
+				continue
+			}
+			if attrPresent, err = d.attributes(&e.Attribute); err != nil {
+				return under(err, "attribute")
+			}
+			have |= hasAttribute
+		case "user_defined_attribute":
+			if ud, err = d.udAttrs(); err != nil {
+				return under(err, "user_defined_attribute")
+			}
+			hasUD = ud != nil
+		case "user_defined_attributes": // legacy: the object as a JSON string
+			if udLegacy, err = d.udLegacy(); err != nil {
+				return under(err, "user_defined_attributes")
+			}
+			hasLegacyUD = udLegacy != nil
+		case "attachments":
+			if e.Attachments, err = d.attachments(e); err != nil {
+				return under(err, "attachments")
+			}
+		default:
+			if sch != nil && string(key) == e.Type {
+				if kindStart, kindEnd, kindNull, err = d.kindMember(sch); err != nil {
+					return under(err, e.Type)
+				}
+				have |= hasKind
+				continue
+			}
+			start := s.pos
+			if err := s.skip(); err != nil {
+				return under(err, string(key))
+			}
+			if len(pending) < 64 { // beyond that nothing real is a candidate; keep memory bounded
+				pending = append(pending, pendingMember{string(key), start, s.pos})
+			}
+		}
+	}
+	switch {
+	case have&hasID == 0:
+		return fieldErr("id", "is required")
+	case have&hasType == 0:
+		return fieldErr("type", "is required")
+	case have&hasSession == 0:
+		return fieldErr("session_id", "is required")
+	case have&hasTimestamp == 0:
+		return fieldErr("timestamp", "is required (nanosecond precision RFC 3339)")
+	case have&hasAttribute == 0:
+		return fieldErr("attribute", "is required")
+	}
+	if have&hasKind == 0 {
+		// "type" came after the kind member: check the member now, from where it was.
+		for _, p := range pending {
+			if p.key == e.Type {
+				end := s.pos
+				s.pos = p.start
+				kindStart, kindEnd, kindNull, err = d.kindMember(sch)
+				s.pos = end
+				if err != nil {
+					return under(err, e.Type)
+				}
+				have |= hasKind
+			}
+		}
+	}
+	if have&hasKind == 0 || kindNull {
+		// session_start has no fields; an SDK may leave its empty member out.
+		if e.Type != "session_start" {
+			return fieldErr(e.Type, "is required: an event of type "+e.Type+" carries its fields in the member "+e.Type)
+		}
+	} else {
+		e.Payload = d.keep(s.buf[kindStart:kindEnd])
+	}
+	if err := d.requireEventAttrs(&e.Attribute, attrPresent); err != nil {
+		return under(err, "attribute")
+	}
+	switch {
+	case hasUD:
+		e.UserDefined = ud
+	case hasLegacyUD:
+		e.UserDefined = udLegacy
+	}
+	return nil
+}
+
+// kindMember checks the kind member against its schema and returns its extent; null is reported
+// so the caller can treat it as absent.
+func (d *decoder) kindMember(sch *schema) (start, end int, null bool, err error) {
+	s := &d.s
+	if null, err := s.isNull(); null || err != nil {
+		return 0, 0, null, err
+	}
+	if s.peek() != '{' {
+		return 0, 0, false, d.typeErr("an object")
+	}
+	start = s.pos
+	if err := d.object(sch); err != nil {
+		return 0, 0, false, err
+	}
+	return start, s.pos, false, nil
+}
+
+func (d *decoder) uuidVal() (uuid.UUID, error) {
+	v, err := d.strVal()
+	if err != nil {
+		return uuid.UUID{}, err
+	}
+	id, perr := uuid.ParseBytes(v)
+	if perr != nil {
+		return uuid.UUID{}, fieldErr("", "must be a UUID, got "+clip(v))
+	}
+	return id, nil
+}
+
+func (d *decoder) timeVal() (int64, error) {
+	v, err := d.strVal()
+	if err != nil {
+		return 0, err
+	}
+	ts, perr := parseTimestamp(v)
+	if perr != nil {
+		return 0, fieldErr("", "is "+perr.Error()+": got "+clip(v))
+	}
+	return ts, nil
+}
+
+// ---- attachments ----
+
+func (d *decoder) attachments(e *Event) ([]Attachment, error) {
+	s := &d.s
+	if null, err := s.isNull(); null || err != nil {
+		return nil, err
+	}
+	if s.peek() != '[' {
+		return nil, d.typeErr("an array")
+	}
+	if err := s.openArray(); err != nil {
+		return nil, err
+	}
+	var out []Attachment
+	for i := 0; ; i++ {
+		done, err := s.elem(i)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return out, nil
+		}
+		if s.peek() != '{' {
+			return nil, underIndex(d.typeErr("an object"), i)
+		}
+		if out == nil {
+			out = make([]Attachment, 0, 2)
+		}
+		out = append(out, Attachment{})
+		if err := d.attachment(e, &out[len(out)-1]); err != nil {
+			return nil, underIndex(err, i)
+		}
+	}
+}
+
+func (d *decoder) attachment(e *Event, a *Attachment) error {
+	s := &d.s
+	if err := s.openObject(); err != nil {
+		return err
+	}
+	var (
+		hasID, hasName, hasType bool
+		inline                  []byte
+		x                       = AttachmentExtra{Size: -1}
+	)
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		if esc {
+			key = unescape(nil, key)
+		}
+		k := string(key)
+		if null, err := s.isNull(); null || err != nil {
+			if err != nil {
+				return under(err, k)
+			}
+			continue
+		}
+		switch k {
+		case "id":
+			a.ID, err = d.uuidVal()
+			hasID = true
+		case "name":
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				a.Name, hasName = d.str(v), len(v) > 0
+			}
+		case "type":
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				var ok bool
+				if a.Type, ok = enumVal(v, attachmentTypes, ""); !ok {
+					err = enumErr(v, attachmentTypes)
+				}
+				hasType = true
+			}
+		case "extension":
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				a.Extension = d.str(v)
+			}
+		case "timestamp": // kept as sent (multipart SDKs); it must still be a timestamp
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				if _, terr := parseTimestamp(v); terr != nil {
+					err = fieldErr("", "is "+terr.Error()+": got "+clip(v))
+				} else {
+					a.Timestamp = d.str(v)
+				}
+			}
+		case "bytes": // legacy inline content, base64
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				inline = make([]byte, base64.StdEncoding.DecodedLen(len(v)))
+				n, derr := base64.StdEncoding.Decode(inline, v)
+				if derr != nil {
+					err = fieldErr("", "must be standard base64: "+derr.Error())
+				}
+				inline = inline[:n]
+			}
+		case "size":
+			var v uint64
+			if v, err = d.uintVal(math.MaxInt64); err == nil {
+				x.Size = int64(v)
+			}
+		case "path":
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				x.Path = string(v)
+			}
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return under(err, k)
+		}
+	}
+	switch {
+	case !hasID:
+		return fieldErr("id", "is required")
+	case !hasName:
+		return fieldErr("name", "is required and must not be empty")
+	case !hasType:
+		return fieldErr("type", "is required")
+	}
+	if inline != nil {
+		d.b.Inline = append(d.b.Inline, InlineBlob{EventID: e.ID, AttachmentID: a.ID, Bytes: inline})
+	}
+	if x.Size >= 0 || x.Path != "" {
+		x.ID = a.ID
+		d.attx = append(d.attx, x)
+	}
+	return nil
+}
+
+// ---- attributes ----
+
+// attribute presence bits, for the required-attribute rules
+const (
+	aInstallationID = 1 << iota
+	aAppVersion
+	aAppBuild
+	aAppUniqueID
+	aPlatform
+	aSDKVersion
+	aThreadName
+	aOSVersion
+)
+
+// attributes reads the attribute object of an event or span. Decisions: os_name is matched
+// without regard to case and stored lowercase ("iOS" from old iOS SDKs becomes "ios", so the
+// dashboard sees one value); measure_sdk_version is the Measure SDKs' name of
+// service_sdk_version (the latter wins when both come); members the table does not name go to
+// Extra.Attribute; null counts as absent everywhere.
+func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
+	s := &d.s
+	if s.peek() != '{' {
+		return 0, d.typeErr("an object")
+	}
+	if err := s.openObject(); err != nil {
+		return 0, err
+	}
+	var svcSDK bool
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			return present, nil
+		}
+		if esc {
+			key = unescape(nil, key)
+		}
+		k := string(key)
+		if null, err := s.isNull(); null || err != nil {
+			if err != nil {
+				return 0, under(err, k)
+			}
+			continue
+		}
+		var v []byte
+		switch k {
+		case "installation_id":
+			v, err = d.strVal()
+			a.InstallationID = d.str(v)
+			present |= aInstallationID
+		case "app_version":
+			v, err = d.strVal()
+			a.AppVersion = d.str(v)
+			present |= aAppVersion
+		case "app_build":
+			v, err = d.strVal()
+			a.AppBuild = d.str(v)
+			present |= aAppBuild
+		case "app_unique_id":
+			v, err = d.strVal()
+			a.AppUniqueID = d.str(v)
+			present |= aAppUniqueID
+		case "platform":
+			if v, err = d.strVal(); err == nil {
+				var ok bool
+				if a.Platform, ok = enumVal(v, platforms, ""); !ok {
+					err = enumErr(v, platforms)
+				}
+			}
+			present |= aPlatform
+		case "service_sdk_version", "measure_sdk_version":
+			if v, err = d.strVal(); err == nil && (k == "service_sdk_version" || !svcSDK) {
+				a.SDKVersion = d.str(v)
+				svcSDK = k == "service_sdk_version"
+			}
+			present |= aSDKVersion
+		case "thread_name":
+			v, err = d.strVal()
+			a.ThreadName = d.str(v)
+			present |= aThreadName
+		case "user_id":
+			v, err = d.strVal()
+			a.UserID = d.str(v)
+		case "device_name":
+			v, err = d.strVal()
+			a.DeviceName = d.str(v)
+		case "device_model":
+			v, err = d.strVal()
+			a.DeviceModel = d.str(v)
+		case "device_manufacturer":
+			v, err = d.strVal()
+			a.DeviceManufacturer = d.str(v)
+		case "device_type":
+			if v, err = d.strVal(); err == nil {
+				var ok bool
+				if a.DeviceType, ok = enumVal(v, deviceTypes, ""); !ok {
+					err = enumErr(v, deviceTypes)
+				}
+			}
+		case "device_is_foldable":
+			a.DeviceIsFoldable, err = d.boolVal()
+		case "device_is_physical":
+			a.DeviceIsPhysical, err = d.boolVal()
+		case "device_density_dpi":
+			var n uint64
+			n, err = d.uintVal(math.MaxUint16)
+			a.DeviceDensityDPI = uint16(n)
+		case "device_width_px":
+			var n uint64
+			n, err = d.uintVal(math.MaxUint16)
+			a.DeviceWidthPx = uint16(n)
+		case "device_height_px":
+			var n uint64
+			n, err = d.uintVal(math.MaxUint16)
+			a.DeviceHeightPx = uint16(n)
+		case "device_density":
+			var f float64
+			f, err = d.floatVal(math.MaxFloat32, "float32")
+			a.DeviceDensity = float32(f)
+		case "device_locale":
+			v, err = d.strVal()
+			a.DeviceLocale = d.str(v)
+		case "device_low_power_mode":
+			a.DeviceLowPowerMode, err = d.boolVal()
+		case "device_thermal_throttling_enabled":
+			a.DeviceThermalThrottlingEnabled, err = d.boolVal()
+		case "os_name":
+			if v, err = d.strVal(); err == nil {
+				a.OSName = ""
+				for _, n := range osNames {
+					if bytes.EqualFold(v, []byte(n)) {
+						a.OSName = n
+					}
+				}
+				if a.OSName == "" {
+					err = enumErr(v, osNames)
+				}
+			}
+		case "os_version":
+			v, err = d.strVal()
+			a.OSVersion = d.str(v)
+			present |= aOSVersion
+		case "os_page_size":
+			var n uint64
+			n, err = d.uintVal(math.MaxUint8)
+			a.OSPageSize = uint8(n)
+		case "network_type":
+			if v, err = d.strVal(); err == nil {
+				var ok bool
+				if a.NetworkType, ok = enumVal(v, networkTypes, ""); !ok {
+					err = enumErr(v, networkTypes)
+				}
+			}
+		case "network_provider":
+			v, err = d.strVal()
+			a.NetworkProvider = d.str(v)
+		case "network_generation":
+			if v, err = d.strVal(); err == nil {
+				var ok bool
+				if a.NetworkGeneration, ok = enumVal(v, networkGenerations, ""); !ok {
+					err = enumErr(v, networkGenerations)
+				}
+			}
+		case "device_cpu_arch":
+			v, err = d.strVal()
+			a.DeviceCPUArch = d.str(v)
+		case "session_start_time":
+			a.SessionStartTime, err = d.timeVal()
+		default:
+			err = d.extraAttribute(key)
+		}
+		if err != nil {
+			return 0, under(err, k)
+		}
+	}
+}
+
+// extraAttribute appends an attribute member that Attributes has no field for to d.extraAttr.
+func (d *decoder) extraAttribute(key []byte) error {
+	s := &d.s
+	s.ws()
+	start := s.pos
+	if err := s.skip(); err != nil {
+		return err
+	}
+	if len(d.extraAttr) == 0 {
+		d.extraAttr = append(d.extraAttr, '{')
+	} else {
+		d.extraAttr = append(d.extraAttr, ',')
+	}
+	d.extraAttr = strconv.AppendQuote(d.extraAttr, string(key))
+	d.extraAttr = append(d.extraAttr, ':')
+	d.extraAttr = appendCompact(d.extraAttr, s.buf[start:s.pos])
+	return nil
+}
+
+// attrRule is one required attribute of acceptance rules 4 and 5.
+type attrRule struct {
+	bit  uint32
+	name string
+	get  func(*Attributes) string
+}
+
+var (
+	ruleInstallationID = attrRule{aInstallationID, "installation_id", func(a *Attributes) string { return a.InstallationID }}
+	ruleSDKVersion     = attrRule{aSDKVersion, "service_sdk_version", func(a *Attributes) string { return a.SDKVersion }}
+	ruleThreadName     = attrRule{aThreadName, "thread_name", func(a *Attributes) string { return a.ThreadName }}
+	ruleAppVersion     = attrRule{aAppVersion, "app_version", func(a *Attributes) string { return a.AppVersion }}
+	ruleAppBuild       = attrRule{aAppBuild, "app_build", func(a *Attributes) string { return a.AppBuild }}
+	ruleAppUniqueID    = attrRule{aAppUniqueID, "app_unique_id", func(a *Attributes) string { return a.AppUniqueID }}
+	ruleOSVersion      = attrRule{aOSVersion, "os_version", func(a *Attributes) string { return a.OSVersion }}
+	rulePlatform       = attrRule{aPlatform, "platform", func(a *Attributes) string { return a.Platform }}
+
+	// Acceptance rule 4; the multipart reference adds platform.
+	eventAttrRules = []attrRule{ruleInstallationID, ruleSDKVersion, ruleThreadName, ruleAppVersion, ruleAppBuild, ruleAppUniqueID}
+	// Acceptance rule 5 (thread_name is not among them; real spans omit it).
+	spanAttrRules = []attrRule{ruleInstallationID, ruleSDKVersion, ruleAppVersion, ruleOSVersion, ruleAppUniqueID}
+)
+
+func (d *decoder) requireAttrs(a *Attributes, present uint32, rules []attrRule) error {
+	for _, r := range rules {
+		if err := requireAttr(a, present, r); err != nil {
+			return err
+		}
+	}
+	if d.multipart {
+		return requireAttr(a, present, rulePlatform)
+	}
+	return nil
+}
+
+func requireAttr(a *Attributes, present uint32, r attrRule) error {
+	if present&r.bit == 0 {
+		rule := "is required"
+		if r.bit == aSDKVersion {
+			rule += " (measure_sdk_version is accepted too)"
+		}
+		return fieldErr(r.name, rule)
+	}
+	// thread_name may be empty: the iOS Flutter SDK sends "" for it (fixtures).
+	if r.bit != aThreadName && r.get(a) == "" {
+		return fieldErr(r.name, "must not be empty")
+	}
+	return nil
+}
+
+func (d *decoder) requireEventAttrs(a *Attributes, present uint32) error {
+	return d.requireAttrs(a, present, eventAttrRules)
+}
+
+// ---- user-defined attributes ----
+
+// User-defined attribute limits of the spec.
+const (
+	MaxUDAttrs     = 100
+	MaxUDKeyLen    = 256 // characters; keys are ASCII
+	MaxUDStringLen = 256 // characters (Unicode code points) of a string value
+)
+
+// udKeyChar marks the characters allowed in a user-defined attribute key.
+var udKeyChar = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+// udAttrs reads a user_defined_attribute object (or null) into attributes sorted by key.
+// Canonical values: strings as they are, integers in base 10 (a number literal without fraction
+// or exponent is an int64), other numbers as float64 formatted with strconv 'g' -1 (so 1.0 is the
+// float64 "1"), booleans "true"/"false".
+func (d *decoder) udAttrs() ([]UDAttr, error) {
+	s := &d.s
+	if null, err := s.isNull(); null || err != nil {
+		return nil, err
+	}
+	if s.peek() != '{' {
+		return nil, d.typeErr("an object")
+	}
+	if err := s.openObject(); err != nil {
+		return nil, err
+	}
+	var out []UDAttr
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+		if esc {
+			d.scratch = unescape(d.scratch[:0], key)
+			key = d.scratch
+		}
+		if i >= MaxUDAttrs {
+			return nil, fieldErr("", "must have at most "+strconv.Itoa(MaxUDAttrs)+" attributes")
+		}
+		if len(key) == 0 || len(key) > MaxUDKeyLen {
+			return nil, fieldErr("", "key "+clip(key)+" must be 1 to "+strconv.Itoa(MaxUDKeyLen)+" characters long, is "+strconv.Itoa(utf8.RuneCount(key)))
+		}
+		for _, c := range key {
+			if !udKeyChar[c] {
+				return nil, fieldErr("", "key "+clip(key)+" may hold only letters, digits, '_' and '-'")
+			}
+		}
+		if out == nil {
+			out = make([]UDAttr, 0, 8)
+		}
+		a := UDAttr{Key: d.str(key)}
+		if err := d.udValue(&a); err != nil {
+			return nil, under(err, a.Key)
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	sortUD(out)
+	for i := 1; i < len(out); i++ {
+		if out[i].Key == out[i-1].Key {
+			return nil, fieldErr("", "key "+clip([]byte(out[i].Key))+" appears more than once")
+		}
+	}
+	return out, nil
+}
+
+func (d *decoder) udValue(a *UDAttr) error {
+	s := &d.s
+	switch c := s.peek(); {
+	case c == '"':
+		v, err := d.strVal()
+		if err != nil {
+			return err
+		}
+		if n := utf8.RuneCount(v); n > MaxUDStringLen {
+			return fieldErr("", "string value must be at most "+strconv.Itoa(MaxUDStringLen)+" characters, is "+strconv.Itoa(n))
+		}
+		a.Type, a.Value = UDString, d.str(v)
+	case c == 't' || c == 'f':
+		v, err := d.boolVal()
+		if err != nil {
+			return err
+		}
+		a.Type, a.Value = UDBool, strconv.FormatBool(v)
+	case isNumStart(c):
+		raw, isInt, err := s.num()
+		if err != nil {
+			return err
+		}
+		if isInt {
+			v, ok := parseInt64(raw)
+			if !ok {
+				return fieldErr("", "integer value must be within the int64 range, got "+clip(raw))
+			}
+			if v == 0 {
+				a.Type, a.Value = UDInt64, "0" // "-0"
+			} else {
+				a.Type, a.Value = UDInt64, d.str(raw)
+			}
+			return nil
+		}
+		f, perr := strconv.ParseFloat(string(raw), 64)
+		if perr != nil || math.IsInf(f, 0) {
+			return fieldErr("", "number value must not exceed the float64 maximum, got "+clip(raw))
+		}
+		a.Type, a.Value = UDFloat64, strconv.FormatFloat(f, 'g', -1, 64)
+	default:
+		return fieldErr("", "value must be a string, boolean or number, got "+s.kindOf())
+	}
+	return nil
+}
+
+// sortUD is an insertion sort: at most 100 items, usually a handful, and no allocation.
+func sortUD(a []UDAttr) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j].Key < a[j-1].Key; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// udLegacy reads the legacy user_defined_attributes member: the UD object serialised into a
+// JSON string ("{}" when empty). The empty string and null count as absent.
+func (d *decoder) udLegacy() ([]UDAttr, error) {
+	s := &d.s
+	if null, err := s.isNull(); null || err != nil {
+		return nil, err
+	}
+	if s.peek() == '{' { // an object under the old name is as clear
+		return d.udAttrs()
+	}
+	v, err := d.strVal()
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(v)) == 0 {
+		return nil, nil
+	}
+	inner := append([]byte(nil), v...)
+	outer := d.s
+	d.s = scanner{buf: inner, where: " of the string"}
+	var ud []UDAttr
+	if d.s.peek() != '{' {
+		err = fieldErr("", "must hold a JSON object, got "+d.s.kindOf())
+	} else if ud, err = d.udAttrs(); err == nil {
+		err = d.s.end()
+	}
+	d.s = outer
+	return ud, err
+}
+
+// ---- spans ----
+
+// span member presence bits
+const (
+	sName = 1 << iota
+	sTraceID
+	sSpanID
+	sSession
+	sStatus
+	sStart
+	sEnd
+	sDuration
+	sAttributes
+)
+
+var spanRequired = []struct {
+	bit  int
+	name string
+}{
+	{sName, "name"}, {sSpanID, "span_id"}, {sTraceID, "trace_id"}, {sSession, "session_id"},
+	{sStatus, "status"}, {sStart, "start_time"}, {sEnd, "end_time"}, {sDuration, "duration"},
+	{sAttributes, "attributes"},
+}
+
+func (d *decoder) span(sp *Span) error {
+	s := &d.s
+	sp.AppID = d.appID
+	if err := s.openObject(); err != nil {
+		return err
+	}
+	var (
+		have               int
+		attrPresent        uint32
+		ud, udLegacy       []UDAttr
+		hasUD, hasLegacyUD bool
+	)
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		if esc {
+			key = unescape(nil, key)
+		}
+		k := string(key)
+		if null, err := s.isNull(); null || err != nil {
+			if err != nil {
+				return under(err, k)
+			}
+			continue // parent_id: null is a root span; null elsewhere counts as absent
+		}
+		var v []byte
+		switch k {
+		case "name", "span_name": // the multipart reference calls it span_name
+			if v, err = d.strVal(); err == nil {
+				if len(v) == 0 {
+					err = fieldErr("", "must not be empty")
+				}
+				sp.Name = d.str(v)
+				have |= sName
+			}
+		case "trace_id":
+			if v, err = d.strVal(); err == nil {
+				if !isLowerHex(v, 32) {
+					err = fieldErr("", "must be 32 lowercase hex characters, got "+clip(v))
+				}
+				sp.TraceID = d.str(v)
+				have |= sTraceID
+			}
+		case "span_id":
+			if v, err = d.strVal(); err == nil {
+				if !isLowerHex(v, 16) {
+					err = fieldErr("", "must be 16 lowercase hex characters, got "+clip(v))
+				}
+				sp.SpanID = string(v)
+				have |= sSpanID
+			}
+		case "parent_id":
+			// Decision: "" is a root span too, like null and absent.
+			if v, err = d.strVal(); err == nil && len(v) > 0 {
+				if !isLowerHex(v, 16) {
+					err = fieldErr("", "must be null or 16 lowercase hex characters, got "+clip(v))
+				}
+				sp.ParentID = d.str(v)
+			}
+		case "session_id":
+			sp.SessionID, err = d.uuidVal()
+			have |= sSession
+		case "status":
+			var n uint64
+			if n, err = d.uintVal(math.MaxUint8); err == nil && n > 2 {
+				err = fieldErr("", "must be 0 (unset), 1 (ok) or 2 (error), got "+strconv.FormatUint(n, 10))
+			}
+			sp.Status = uint8(n)
+			have |= sStatus
+		case "start_time":
+			sp.StartTime, err = d.timeVal()
+			have |= sStart
+		case "end_time":
+			sp.EndTime, err = d.timeVal()
+			have |= sEnd
+		case "duration":
+			sp.Duration, err = d.uintVal(math.MaxUint64)
+			have |= sDuration
+		case "checkpoints":
+			sp.Checkpoints, err = d.checkpoints()
+		case "attributes":
+			attrPresent, err = d.attributes(&sp.Attributes)
+			have |= sAttributes
+		case "user_defined_attribute":
+			ud, err = d.udAttrs()
+			hasUD = ud != nil
+		case "user_defined_attributes":
+			udLegacy, err = d.udLegacy()
+			hasLegacyUD = udLegacy != nil
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return under(err, k)
+		}
+	}
+	for _, r := range spanRequired {
+		if have&r.bit == 0 {
+			return fieldErr(r.name, "is required")
+		}
+	}
+	if sp.EndTime < sp.StartTime {
+		return fieldErr("end_time", "must not be before start_time")
+	}
+	if err := d.requireAttrs(&sp.Attributes, attrPresent, spanAttrRules); err != nil {
+		return under(err, "attributes")
+	}
+	switch {
+	case hasUD:
+		sp.UserDefined = ud
+	case hasLegacyUD:
+		sp.UserDefined = udLegacy
+	}
+	return nil
+}
+
+func isLowerHex(v []byte, n int) bool {
+	if len(v) != n {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) checkpoints() ([]Checkpoint, error) {
+	s := &d.s
+	if s.peek() != '[' {
+		return nil, d.typeErr("an array")
+	}
+	if err := s.openArray(); err != nil {
+		return nil, err
+	}
+	var out []Checkpoint
+	for i := 0; ; i++ {
+		done, err := s.elem(i)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return out, nil
+		}
+		var c Checkpoint
+		if err := d.checkpoint(&c); err != nil {
+			return nil, underIndex(err, i)
+		}
+		out = append(out, c)
+	}
+}
+
+func (d *decoder) checkpoint(c *Checkpoint) error {
+	s := &d.s
+	if s.peek() != '{' {
+		return d.typeErr("an object")
+	}
+	if err := s.openObject(); err != nil {
+		return err
+	}
+	var hasName, hasTS bool
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		if esc {
+			key = unescape(nil, key)
+		}
+		switch string(key) {
+		case "name":
+			var v []byte
+			if v, err = d.strVal(); err == nil {
+				c.Name, hasName = d.str(v), len(v) > 0
+			}
+		case "timestamp":
+			c.Timestamp, err = d.timeVal()
+			hasTS = true
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return under(err, string(key))
+		}
+	}
+	if !hasName {
+		return fieldErr("name", "is required and must not be empty")
+	}
+	if !hasTS {
+		return fieldErr("timestamp", "is required")
+	}
+	return nil
+}
+
+// ---- kind members ----
+
+// object checks one JSON object against sch (see validate_kinds.go).
+func (d *decoder) object(sch *schema) error {
+	s := &d.s
+	if s.peek() != '{' {
+		return d.typeErr("an object")
+	}
+	if err := s.openObject(); err != nil {
+		return err
+	}
+	var present, null uint64
+	for i := 0; ; i++ {
+		key, esc, done, err := s.member(i)
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		if esc {
+			d.scratch = unescape(d.scratch[:0], key)
+			key = d.scratch
+		}
+		fi := sch.find(key)
+		if fi < 0 {
+			if err := s.skip(); err != nil {
+				return under(err, string(key))
+			}
+			continue
+		}
+		f := &sch.fields[fi]
+		if isNull, err := s.isNull(); isNull || err != nil {
+			if err != nil {
+				return under(err, f.name)
+			}
+			null |= 1 << fi
+			continue
+		}
+		if err := d.value(f); err != nil {
+			return under(err, f.name)
+		}
+		present |= 1 << fi
+	}
+	for fi := range sch.fields {
+		if f := &sch.fields[fi]; f.req && present&(1<<fi) == 0 {
+			if null&(1<<fi) != 0 {
+				return fieldErr(f.name, "is required and must not be null")
+			}
+			return fieldErr(f.name, "is required")
+		}
+	}
+	if sch.check != nil {
+		if field, rule := sch.check(present); rule != "" {
+			return fieldErr(field, rule)
+		}
+	}
+	return nil
+}
+
+// value checks one non-null member value against its field.
+func (d *decoder) value(f *field) error {
+	s := &d.s
+	switch f.t {
+	case fString:
+		v, err := d.strVal()
+		if err != nil {
+			return err
+		}
+		if f.req && len(v) == 0 {
+			return fieldErr("", "must not be empty")
+		}
+		if f.enum != nil {
+			if _, ok := enumVal(v, f.enum, f.prefix); !ok {
+				return enumErr(v, f.enum)
+			}
+		}
+		return nil
+	case fBool:
+		_, err := d.boolVal()
+		return err
+	case fUint64:
+		_, err := d.uintVal(math.MaxUint64)
+		return err
+	case fUint16:
+		_, err := d.uintVal(math.MaxUint16)
+		return err
+	case fUint8:
+		_, err := d.uintVal(math.MaxUint8)
+		return err
+	case fInt:
+		_, err := d.intVal()
+		return err
+	case fNumber:
+		if !isNumStart(s.peek()) {
+			return d.typeErr("a number")
+		}
+		_, _, err := s.num()
+		return err
+	case fFloat32:
+		_, err := d.floatVal(math.MaxFloat32, "float32")
+		return err
+	case fFloat64:
+		_, err := d.floatVal(math.MaxFloat64, "float64")
+		return err
+	case fObject:
+		if s.peek() != '{' {
+			return d.typeErr("an object")
+		}
+		start := s.pos
+		var err error
+		if f.sub != nil {
+			err = d.object(f.sub)
+		} else {
+			err = s.skip()
+		}
+		if err != nil {
+			return err
+		}
+		if f.maxBytes > 0 {
+			if n := compactLen(s.buf[start:s.pos]); n > f.maxBytes {
+				return fieldErr("", "must be at most "+strconv.Itoa(f.maxBytes)+" bytes as compact JSON, is "+strconv.Itoa(n))
+			}
+		}
+		return nil
+	case fArray:
+		if s.peek() != '[' {
+			return d.typeErr("an array")
+		}
+		if err := s.openArray(); err != nil {
+			return err
+		}
+		for i := 0; ; i++ {
+			done, err := s.elem(i)
+			if err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+			if f.sub != nil {
+				err = d.object(f.sub)
+			} else {
+				err = s.skip()
+			}
+			if err != nil {
+				return underIndex(err, i)
+			}
+		}
+	case fStrMap:
+		if s.peek() != '{' {
+			return d.typeErr("an object")
+		}
+		if err := s.openObject(); err != nil {
+			return err
+		}
+		for i := 0; ; i++ {
+			key, _, done, err := s.member(i)
+			if err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+			if null, err := s.isNull(); !null {
+				if err == nil {
+					_, err = d.strVal()
+				}
+				if err != nil {
+					return under(err, string(key))
+				}
+			}
+		}
+	case fStrOrBool:
+		if c := s.peek(); c == 't' || c == 'f' {
+			_, err := d.boolVal()
+			return err
+		}
+		if s.peek() != '"' {
+			return d.typeErr("a string or boolean")
+		}
+		_, _, err := s.str()
+		return err
+	case fStrOrNum:
+		if isNumStart(s.peek()) {
+			_, _, err := s.num()
+			return err
+		}
+		if s.peek() != '"' {
+			return d.typeErr("a string or number")
+		}
+		_, _, err := s.str()
+		return err
+	}
+	return s.skip()
+}
