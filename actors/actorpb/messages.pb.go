@@ -123,6 +123,617 @@ func (x *StateReply) GetStateJson() []byte {
 	return nil
 }
 
+// SessionCheck asks a session actor whether a batch's events may join the session: none may
+// be earlier than a recorded session_start, and a session_start must be the session's first
+// event. Times are Unix nanoseconds; 0 means none.
+type SessionCheck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionStart  int64                  `protobuf:"varint,1,opt,name=session_start,json=sessionStart,proto3" json:"session_start,omitempty"`    // the batch's session_start event time in this session
+	EarliestEvent int64                  `protobuf:"varint,2,opt,name=earliest_event,json=earliestEvent,proto3" json:"earliest_event,omitempty"` // the earliest event time of the batch in this session
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCheck) Reset() {
+	*x = SessionCheck{}
+	mi := &file_messages_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCheck) ProtoMessage() {}
+
+func (x *SessionCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCheck.ProtoReflect.Descriptor instead.
+func (*SessionCheck) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SessionCheck) GetSessionStart() int64 {
+	if x != nil {
+		return x.SessionStart
+	}
+	return 0
+}
+
+func (x *SessionCheck) GetEarliestEvent() int64 {
+	if x != nil {
+		return x.EarliestEvent
+	}
+	return 0
+}
+
+// SessionCheckReply answers SessionCheck. reason says, for a person, which rule broke.
+type SessionCheckReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCheckReply) Reset() {
+	*x = SessionCheckReply{}
+	mi := &file_messages_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCheckReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCheckReply) ProtoMessage() {}
+
+func (x *SessionCheckReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCheckReply.ProtoReflect.Descriptor instead.
+func (*SessionCheckReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SessionCheckReply) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *SessionCheckReply) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// SessionEvent is what a session actor keeps of one accepted event.
+type SessionEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Timestamp     int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"` // Unix nanoseconds
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Screen        string                 `protobuf:"bytes,3,opt,name=screen,proto3" json:"screen,omitempty"` // the screen the event shows, for journey kinds; empty otherwise
+	Fatal         bool                   `protobuf:"varint,4,opt,name=fatal,proto3" json:"fatal,omitempty"`  // a crash: an unhandled exception
+	Anr           bool                   `protobuf:"varint,5,opt,name=anr,proto3" json:"anr,omitempty"`
+	Foreground    int32                  `protobuf:"varint,6,opt,name=foreground,proto3" json:"foreground,omitempty"` // lifecycle_app: 1 foreground, 2 background; 0 no change
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEvent) Reset() {
+	*x = SessionEvent{}
+	mi := &file_messages_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEvent) ProtoMessage() {}
+
+func (x *SessionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
+func (*SessionEvent) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SessionEvent) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *SessionEvent) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *SessionEvent) GetScreen() string {
+	if x != nil {
+		return x.Screen
+	}
+	return ""
+}
+
+func (x *SessionEvent) GetFatal() bool {
+	if x != nil {
+		return x.Fatal
+	}
+	return false
+}
+
+func (x *SessionEvent) GetAnr() bool {
+	if x != nil {
+		return x.Anr
+	}
+	return false
+}
+
+func (x *SessionEvent) GetForeground() int32 {
+	if x != nil {
+		return x.Foreground
+	}
+	return 0
+}
+
+// SessionEvents carries the accepted events of one session from one batch, in time order.
+type SessionEvents struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Events        []*SessionEvent        `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEvents) Reset() {
+	*x = SessionEvents{}
+	mi := &file_messages_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEvents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEvents) ProtoMessage() {}
+
+func (x *SessionEvents) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEvents.ProtoReflect.Descriptor instead.
+func (*SessionEvents) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SessionEvents) GetAppId() []byte {
+	if x != nil {
+		return x.AppId
+	}
+	return nil
+}
+
+func (x *SessionEvents) GetEvents() []*SessionEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+// SessionState is a session actor's state: its reply to StateRequest and its snapshot in
+// Badger while passivated.
+type SessionState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	SessionId     []byte                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionStart  int64                  `protobuf:"varint,3,opt,name=session_start,json=sessionStart,proto3" json:"session_start,omitempty"` // 0: no session_start seen
+	FirstEvent    int64                  `protobuf:"varint,4,opt,name=first_event,json=firstEvent,proto3" json:"first_event,omitempty"`
+	LastEvent     int64                  `protobuf:"varint,5,opt,name=last_event,json=lastEvent,proto3" json:"last_event,omitempty"`
+	Events        uint64                 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
+	Screens       []string               `protobuf:"bytes,7,rep,name=screens,proto3" json:"screens,omitempty"` // journey steps, consecutive repeats folded, newest last (bounded)
+	Crashed       bool                   `protobuf:"varint,8,opt,name=crashed,proto3" json:"crashed,omitempty"`
+	Anr           bool                   `protobuf:"varint,9,opt,name=anr,proto3" json:"anr,omitempty"`
+	Foreground    bool                   `protobuf:"varint,10,opt,name=foreground,proto3" json:"foreground,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionState) Reset() {
+	*x = SessionState{}
+	mi := &file_messages_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionState) ProtoMessage() {}
+
+func (x *SessionState) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
+func (*SessionState) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *SessionState) GetAppId() []byte {
+	if x != nil {
+		return x.AppId
+	}
+	return nil
+}
+
+func (x *SessionState) GetSessionId() []byte {
+	if x != nil {
+		return x.SessionId
+	}
+	return nil
+}
+
+func (x *SessionState) GetSessionStart() int64 {
+	if x != nil {
+		return x.SessionStart
+	}
+	return 0
+}
+
+func (x *SessionState) GetFirstEvent() int64 {
+	if x != nil {
+		return x.FirstEvent
+	}
+	return 0
+}
+
+func (x *SessionState) GetLastEvent() int64 {
+	if x != nil {
+		return x.LastEvent
+	}
+	return 0
+}
+
+func (x *SessionState) GetEvents() uint64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *SessionState) GetScreens() []string {
+	if x != nil {
+		return x.Screens
+	}
+	return nil
+}
+
+func (x *SessionState) GetCrashed() bool {
+	if x != nil {
+		return x.Crashed
+	}
+	return false
+}
+
+func (x *SessionState) GetAnr() bool {
+	if x != nil {
+		return x.Anr
+	}
+	return false
+}
+
+func (x *SessionState) GetForeground() bool {
+	if x != nil {
+		return x.Foreground
+	}
+	return false
+}
+
+// AppBatch tells an app actor what one accepted batch held.
+type AppBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        uint32                 `protobuf:"varint,1,opt,name=events,proto3" json:"events,omitempty"`
+	Spans         uint32                 `protobuf:"varint,2,opt,name=spans,proto3" json:"spans,omitempty"`
+	Sessions      [][]byte               `protobuf:"bytes,3,rep,name=sessions,proto3" json:"sessions,omitempty"`                                                                      // distinct session ids of the batch
+	Types         map[string]uint32      `protobuf:"bytes,4,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // events per type
+	First         int64                  `protobuf:"varint,5,opt,name=first,proto3" json:"first,omitempty"`                                                                           // earliest event or span time, Unix nanoseconds
+	Last          int64                  `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`                                                                             // latest
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppBatch) Reset() {
+	*x = AppBatch{}
+	mi := &file_messages_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppBatch) ProtoMessage() {}
+
+func (x *AppBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppBatch.ProtoReflect.Descriptor instead.
+func (*AppBatch) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AppBatch) GetEvents() uint32 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *AppBatch) GetSpans() uint32 {
+	if x != nil {
+		return x.Spans
+	}
+	return 0
+}
+
+func (x *AppBatch) GetSessions() [][]byte {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *AppBatch) GetTypes() map[string]uint32 {
+	if x != nil {
+		return x.Types
+	}
+	return nil
+}
+
+func (x *AppBatch) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *AppBatch) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+// ScreenTransition tells an app actor that a session moved from one screen to the next.
+type ScreenTransition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     []byte                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScreenTransition) Reset() {
+	*x = ScreenTransition{}
+	mi := &file_messages_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScreenTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScreenTransition) ProtoMessage() {}
+
+func (x *ScreenTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScreenTransition.ProtoReflect.Descriptor instead.
+func (*ScreenTransition) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ScreenTransition) GetSessionId() []byte {
+	if x != nil {
+		return x.SessionId
+	}
+	return nil
+}
+
+func (x *ScreenTransition) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ScreenTransition) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// AppState is an app actor's state for the debug endpoint.
+type AppState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Batches       uint64                 `protobuf:"varint,2,opt,name=batches,proto3" json:"batches,omitempty"`
+	Events        uint64                 `protobuf:"varint,3,opt,name=events,proto3" json:"events,omitempty"`
+	Spans         uint64                 `protobuf:"varint,4,opt,name=spans,proto3" json:"spans,omitempty"`
+	Types         map[string]uint64      `protobuf:"bytes,5,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	First         int64                  `protobuf:"varint,6,opt,name=first,proto3" json:"first,omitempty"`
+	Last          int64                  `protobuf:"varint,7,opt,name=last,proto3" json:"last,omitempty"`
+	Transitions   uint64                 `protobuf:"varint,8,opt,name=transitions,proto3" json:"transitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppState) Reset() {
+	*x = AppState{}
+	mi := &file_messages_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppState) ProtoMessage() {}
+
+func (x *AppState) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppState.ProtoReflect.Descriptor instead.
+func (*AppState) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AppState) GetAppId() []byte {
+	if x != nil {
+		return x.AppId
+	}
+	return nil
+}
+
+func (x *AppState) GetBatches() uint64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *AppState) GetEvents() uint64 {
+	if x != nil {
+		return x.Events
+	}
+	return 0
+}
+
+func (x *AppState) GetSpans() uint64 {
+	if x != nil {
+		return x.Spans
+	}
+	return 0
+}
+
+func (x *AppState) GetTypes() map[string]uint64 {
+	if x != nil {
+		return x.Types
+	}
+	return nil
+}
+
+func (x *AppState) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *AppState) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+func (x *AppState) GetTransitions() uint64 {
+	if x != nil {
+		return x.Transitions
+	}
+	return 0
+}
+
 var File_messages_proto protoreflect.FileDescriptor
 
 const file_messages_proto_rawDesc = "" +
@@ -135,7 +746,71 @@ const file_messages_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1a\n" +
 	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x1d\n" +
 	"\n" +
-	"state_json\x18\x03 \x01(\fR\tstateJsonB'Z%github.com/svc-dev/svc/actors/actorpbb\x06proto3"
+	"state_json\x18\x03 \x01(\fR\tstateJson\"Z\n" +
+	"\fSessionCheck\x12#\n" +
+	"\rsession_start\x18\x01 \x01(\x03R\fsessionStart\x12%\n" +
+	"\x0eearliest_event\x18\x02 \x01(\x03R\rearliestEvent\";\n" +
+	"\x11SessionCheckReply\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa0\x01\n" +
+	"\fSessionEvent\x12\x1c\n" +
+	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
+	"\x06screen\x18\x03 \x01(\tR\x06screen\x12\x14\n" +
+	"\x05fatal\x18\x04 \x01(\bR\x05fatal\x12\x10\n" +
+	"\x03anr\x18\x05 \x01(\bR\x03anr\x12\x1e\n" +
+	"\n" +
+	"foreground\x18\x06 \x01(\x05R\n" +
+	"foreground\"X\n" +
+	"\rSessionEvents\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\fR\x05appId\x120\n" +
+	"\x06events\x18\x02 \x03(\v2\x18.svc.actors.SessionEventR\x06events\"\xa7\x02\n" +
+	"\fSessionState\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\fR\tsessionId\x12#\n" +
+	"\rsession_start\x18\x03 \x01(\x03R\fsessionStart\x12\x1f\n" +
+	"\vfirst_event\x18\x04 \x01(\x03R\n" +
+	"firstEvent\x12\x1d\n" +
+	"\n" +
+	"last_event\x18\x05 \x01(\x03R\tlastEvent\x12\x16\n" +
+	"\x06events\x18\x06 \x01(\x04R\x06events\x12\x18\n" +
+	"\ascreens\x18\a \x03(\tR\ascreens\x12\x18\n" +
+	"\acrashed\x18\b \x01(\bR\acrashed\x12\x10\n" +
+	"\x03anr\x18\t \x01(\bR\x03anr\x12\x1e\n" +
+	"\n" +
+	"foreground\x18\n" +
+	" \x01(\bR\n" +
+	"foreground\"\xef\x01\n" +
+	"\bAppBatch\x12\x16\n" +
+	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
+	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
+	"\bsessions\x18\x03 \x03(\fR\bsessions\x125\n" +
+	"\x05types\x18\x04 \x03(\v2\x1f.svc.actors.AppBatch.TypesEntryR\x05types\x12\x14\n" +
+	"\x05first\x18\x05 \x01(\x03R\x05first\x12\x12\n" +
+	"\x04last\x18\x06 \x01(\x03R\x04last\x1a8\n" +
+	"\n" +
+	"TypesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"U\n" +
+	"\x10ScreenTransition\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\fR\tsessionId\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\"\xa6\x02\n" +
+	"\bAppState\x12\x15\n" +
+	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x18\n" +
+	"\abatches\x18\x02 \x01(\x04R\abatches\x12\x16\n" +
+	"\x06events\x18\x03 \x01(\x04R\x06events\x12\x14\n" +
+	"\x05spans\x18\x04 \x01(\x04R\x05spans\x125\n" +
+	"\x05types\x18\x05 \x03(\v2\x1f.svc.actors.AppState.TypesEntryR\x05types\x12\x14\n" +
+	"\x05first\x18\x06 \x01(\x03R\x05first\x12\x12\n" +
+	"\x04last\x18\a \x01(\x03R\x04last\x12 \n" +
+	"\vtransitions\x18\b \x01(\x04R\vtransitions\x1a8\n" +
+	"\n" +
+	"TypesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01B'Z%github.com/svc-dev/svc/actors/actorpbb\x06proto3"
 
 var (
 	file_messages_proto_rawDescOnce sync.Once
@@ -149,17 +824,30 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_messages_proto_goTypes = []any{
-	(*StateRequest)(nil), // 0: svc.actors.StateRequest
-	(*StateReply)(nil),   // 1: svc.actors.StateReply
+	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
+	(*StateReply)(nil),        // 1: svc.actors.StateReply
+	(*SessionCheck)(nil),      // 2: svc.actors.SessionCheck
+	(*SessionCheckReply)(nil), // 3: svc.actors.SessionCheckReply
+	(*SessionEvent)(nil),      // 4: svc.actors.SessionEvent
+	(*SessionEvents)(nil),     // 5: svc.actors.SessionEvents
+	(*SessionState)(nil),      // 6: svc.actors.SessionState
+	(*AppBatch)(nil),          // 7: svc.actors.AppBatch
+	(*ScreenTransition)(nil),  // 8: svc.actors.ScreenTransition
+	(*AppState)(nil),          // 9: svc.actors.AppState
+	nil,                       // 10: svc.actors.AppBatch.TypesEntry
+	nil,                       // 11: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	4,  // 0: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
+	10, // 1: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	11, // 2: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	3,  // [3:3] is the sub-list for method output_type
+	3,  // [3:3] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -173,7 +861,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,197 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+)
+
+// FlushItem is one accepted batch handed to the flusher, with the spool record to acknowledge
+// once its rows are stored. The flusher always runs on the node that holds the spool, so its
+// messages never cross nodes and are plain Go values.
+type FlushItem struct {
+	Events  []model.Event
+	Spans   []model.Span
+	Seq     uint64
+	BodyLen int
+}
+
+// Acker is told which spool records are stored (spool.Spool implements it).
+type Acker interface{ Ack(seq uint64, bodyLen int) }
+
+// FlushOptions tune a flusher.
+type FlushOptions struct {
+	MaxRows  int           // flush when this many rows are held; default 50,000
+	Interval time.Duration // flush what is held at least this often; default 1 s
+	Timeout  time.Duration // one store write; default 60 s
+}
+
+type flushTick struct{}
+
+type pendingAck struct {
+	seq     uint64
+	bodyLen int
+}
+
+// flusher batches rows by count and time so the event store gets few, large inserts
+// (ClickHouse wants 10k–100k rows per insert, about one insert per second per table). When the
+// store fails it keeps the rows and retries with backoff; the spool's back-pressure bound keeps
+// what it holds bounded.
+type flusher struct {
+	store sinks.EventStore
+	acker Acker
+	opts  FlushOptions
+	log   *slog.Logger
+	m     *FlushMetrics
+
+	events  []model.Event
+	spans   []model.Span
+	acks    []pendingAck
+	last    time.Time
+	backoff time.Duration
+	retryAt time.Time
+	stop    context.CancelFunc
+}
+
+// FlushMetrics are the flusher's Prometheus metrics.
+type FlushMetrics struct {
+	Rows     *prometheus.CounterVec
+	Failures prometheus.Counter
+	Duration prometheus.Histogram
+	Held     prometheus.Gauge
+}
+
+// NewFlushMetrics registers the flusher's metrics on reg.
+func NewFlushMetrics(reg prometheus.Registerer) *FlushMetrics {
+	m := &FlushMetrics{
+		Rows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "svc_flush_rows_total",
+			Help: "Rows written to the event store, by table."}, []string{"table"}),
+		Failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "svc_flush_failures_total",
+			Help: "Event store writes that failed and will be retried."}),
+		Duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "svc_flush_duration_seconds",
+			Help: "Duration of one flush to the event store.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		Held: prometheus.NewGauge(prometheus.GaugeOpts{Name: "svc_flush_rows_held",
+			Help: "Rows held by the flusher, waiting for the next flush."}),
+	}
+	reg.MustRegister(m.Rows, m.Failures, m.Duration, m.Held)
+	return m
+}
+
+// NewFlusher returns the props of a flusher actor.
+func NewFlusher(store sinks.EventStore, acker Acker, opts FlushOptions, m *FlushMetrics, log *slog.Logger) *actor.Props {
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = 50_000
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &flusher{store: store, acker: acker, opts: opts, m: m, log: log.With("component", "flusher")}
+	})
+}
+
+func (f *flusher) rows() int { return len(f.events) + len(f.spans) }
+
+func (f *flusher) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		f.last = time.Now()
+		tickCtx, cancel := context.WithCancel(context.Background())
+		f.stop = cancel
+		self, root := ctx.Self(), ctx.ActorSystem().Root
+		interval := f.opts.Interval / 4
+		go func() { // ends when the flusher stops
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			for {
+				select {
+				case <-tickCtx.Done():
+					return
+				case <-t.C:
+					root.Send(self, flushTick{})
+				}
+			}
+		}()
+	case *FlushItem:
+		f.events = append(f.events, m.Events...)
+		f.spans = append(f.spans, m.Spans...)
+		f.acks = append(f.acks, pendingAck{m.Seq, m.BodyLen})
+		f.m.Held.Set(float64(f.rows()))
+		if f.rows() >= f.opts.MaxRows && time.Now().After(f.retryAt) {
+			f.flush()
+		}
+	case flushTick:
+		if len(f.acks) > 0 && time.Since(f.last) >= f.opts.Interval && time.Now().After(f.retryAt) {
+			f.flush()
+		}
+	case *actor.Stopping:
+		f.stop()
+		if len(f.acks) > 0 {
+			f.flush() // what fails here stays in the spool and is replayed at the next start
+		}
+	}
+}
+
+// flush writes everything held, in chunks of MaxRows, then acknowledges the spool records.
+func (f *flusher) flush() {
+	start := time.Now()
+	f.last = start
+	err := f.write()
+	f.m.Duration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		f.m.Failures.Inc()
+		if f.backoff == 0 {
+			f.backoff = f.opts.Interval
+		} else if f.backoff < 30*time.Second {
+			f.backoff *= 2
+		}
+		f.retryAt = time.Now().Add(f.backoff)
+		f.log.Warn("event store write failed; rows kept for retry", "error", err.Error(),
+			"rows_held", f.rows(), "retry_in", f.backoff.String())
+		return
+	}
+	if f.backoff != 0 {
+		f.log.Info("event store writes recovered")
+	}
+	f.backoff, f.retryAt = 0, time.Time{}
+	f.m.Rows.WithLabelValues("events").Add(float64(len(f.events)))
+	f.m.Rows.WithLabelValues("spans").Add(float64(len(f.spans)))
+	for _, a := range f.acks {
+		f.acker.Ack(a.seq, a.bodyLen)
+	}
+	clear(f.events) // drop references so the GC can reclaim the rows' strings
+	clear(f.spans)
+	f.events, f.spans, f.acks = f.events[:0], f.spans[:0], f.acks[:0]
+	f.m.Held.Set(0)
+}
+
+// write stores every held row. Rows already written by an earlier, failed attempt are written
+// again; the store's idempotency absorbs them.
+func (f *flusher) write() error {
+	for i := 0; i < len(f.events); i += f.opts.MaxRows {
+		ctx, cancel := context.WithTimeout(context.Background(), f.opts.Timeout)
+		err := f.store.WriteEvents(ctx, f.events[i:min(i+f.opts.MaxRows, len(f.events))])
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	for i := 0; i < len(f.spans); i += f.opts.MaxRows {
+		ctx, cancel := context.WithTimeout(context.Background(), f.opts.Timeout)
+		err := f.store.WriteSpans(ctx, f.spans[i:min(i+f.opts.MaxRows, len(f.spans))])
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/model"
+)
+
+// Ingest hands accepted batches to the actors: session actors (ordering, journey steps,
+// flags), the app actor, and the node's flusher.
+type Ingest struct {
+	Dir     Directory
+	Root    *actor.RootContext
+	Flusher *actor.PID
+}
+
+// SessionOrderError says a batch breaks the session_start rule across batches.
+type SessionOrderError struct {
+	SessionID uuid.UUID
+	Reason    string
+}
+
+func (e *SessionOrderError) Error() string {
+	return fmt.Sprintf("session %s: %s", e.SessionID, e.Reason)
+}
+
+// sessionSpan is what one batch holds of one session.
+type sessionSpan struct {
+	id       uuid.UUID
+	earliest int64
+	start    int64 // session_start time, 0 when none
+	idx      []int // indexes of its events in the batch
+}
+
+func groupSessions(events []model.Event) []sessionSpan {
+	var out []sessionSpan
+	for i := range events {
+		e := &events[i]
+		j := slices.IndexFunc(out, func(s sessionSpan) bool { return s.id == e.SessionID })
+		if j < 0 {
+			out = append(out, sessionSpan{id: e.SessionID, earliest: e.Timestamp})
+			j = len(out) - 1
+		}
+		s := &out[j]
+		s.idx = append(s.idx, i)
+		if e.Timestamp < s.earliest {
+			s.earliest = e.Timestamp
+		}
+		if e.Type == "session_start" && (s.start == 0 || e.Timestamp < s.start) {
+			s.start = e.Timestamp
+		}
+	}
+	return out
+}
+
+// CheckSessions asks each session actor of the batch whether its events may join the session.
+// A *SessionOrderError means the batch must be refused (400); any other error is temporary.
+func (in *Ingest) CheckSessions(ctx context.Context, app uuid.UUID, events []model.Event) error {
+	for _, s := range groupSessions(events) {
+		reply, err := in.Dir.Request(ctx, KindSession, SessionIdentity(app, s.id),
+			&actorpb.SessionCheck{SessionStart: s.start, EarliestEvent: s.earliest})
+		if err != nil {
+			return fmt.Errorf("check session order: %w", err)
+		}
+		r, ok := reply.(*actorpb.SessionCheckReply)
+		if !ok {
+			return fmt.Errorf("check session order: unexpected reply %T", reply)
+		}
+		if !r.Ok {
+			return &SessionOrderError{SessionID: s.id, Reason: r.Reason}
+		}
+	}
+	return nil
+}
+
+// Distribute tells the actors about a batch that is durable in the spool record seq.
+func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.Span, seq uint64, bodyLen int) {
+	appID := app.String()
+	summary := &actorpb.AppBatch{Events: uint32(len(events)), Spans: uint32(len(spans)), Types: map[string]uint32{}}
+	for _, s := range groupSessions(events) {
+		msg := &actorpb.SessionEvents{AppId: app[:], Events: make([]*actorpb.SessionEvent, 0, len(s.idx))}
+		for _, i := range s.idx {
+			e := &events[i]
+			f := model.FactsOf(e)
+			msg.Events = append(msg.Events, &actorpb.SessionEvent{Timestamp: e.Timestamp, Type: e.Type,
+				Screen: f.Screen, Fatal: f.Fatal, Anr: f.ANR, Foreground: f.Foreground})
+		}
+		slices.SortStableFunc(msg.Events, func(a, b *actorpb.SessionEvent) int {
+			switch {
+			case a.Timestamp < b.Timestamp:
+				return -1
+			case a.Timestamp > b.Timestamp:
+				return 1
+			}
+			return 0
+		})
+		in.Dir.Tell(KindSession, SessionIdentity(app, s.id), msg)
+		sid := s.id
+		summary.Sessions = append(summary.Sessions, sid[:])
+	}
+	for i := range events {
+		e := &events[i]
+		summary.Types[e.Type]++
+		summary.First, summary.Last = widen(summary.First, summary.Last, e.Timestamp)
+	}
+	for i := range spans {
+		summary.First, summary.Last = widen(summary.First, summary.Last, spans[i].StartTime)
+	}
+	in.Dir.Tell(KindApp, appID, summary)
+	in.Root.Send(in.Flusher, &FlushItem{Events: events, Spans: spans, Seq: seq, BodyLen: bodyLen})
+}
+
+func widen(first, last, t int64) (int64, int64) {
+	if first == 0 || t < first {
+		first = t
+	}
+	if t > last {
+		last = t
+	}
+	return first, last
+}
