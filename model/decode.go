@@ -451,6 +451,7 @@ type pendingMember struct {
 func (d *decoder) event(e *Event) error {
 	s := &d.s
 	e.AppID = d.appID
+	inlineStart := len(d.b.Inline)
 	if err := s.openObject(); err != nil {
 		return err
 	}
@@ -544,7 +545,7 @@ func (d *decoder) event(e *Event) error {
 			}
 			hasLegacyUD = udLegacy != nil
 		case "attachments":
-			if e.Attachments, err = d.attachments(e); err != nil {
+			if e.Attachments, err = d.attachments(); err != nil {
 				return under(err, "attachments")
 			}
 		default:
@@ -598,6 +599,9 @@ func (d *decoder) event(e *Event) error {
 		}
 	} else {
 		e.Payload = d.keep(s.buf[kindStart:kindEnd])
+	}
+	for i := inlineStart; i < len(d.b.Inline); i++ { // "attachments" may precede "id"
+		d.b.Inline[i].EventID = e.ID
 	}
 	if err := d.requireEventAttrs(&e.Attribute, attrPresent); err != nil {
 		return under(err, "attribute")
@@ -654,7 +658,7 @@ func (d *decoder) timeVal() (int64, error) {
 
 // ---- attachments ----
 
-func (d *decoder) attachments(e *Event) ([]Attachment, error) {
+func (d *decoder) attachments() ([]Attachment, error) {
 	s := &d.s
 	if null, err := s.isNull(); null || err != nil {
 		return nil, err
@@ -681,13 +685,13 @@ func (d *decoder) attachments(e *Event) ([]Attachment, error) {
 			out = make([]Attachment, 0, 2)
 		}
 		out = append(out, Attachment{})
-		if err := d.attachment(e, &out[len(out)-1]); err != nil {
+		if err := d.attachment(&out[len(out)-1]); err != nil {
 			return nil, underIndex(err, i)
 		}
 	}
 }
 
-func (d *decoder) attachment(e *Event, a *Attachment) error {
+func (d *decoder) attachment(a *Attachment) error {
 	s := &d.s
 	if err := s.openObject(); err != nil {
 		return err
@@ -783,7 +787,7 @@ func (d *decoder) attachment(e *Event, a *Attachment) error {
 		return fieldErr("type", "is required")
 	}
 	if inline != nil {
-		d.b.Inline = append(d.b.Inline, InlineBlob{EventID: e.ID, AttachmentID: a.ID, Bytes: inline})
+		d.b.Inline = append(d.b.Inline, InlineBlob{AttachmentID: a.ID, Bytes: inline})
 	}
 	if x.Size >= 0 || x.Path != "" {
 		x.ID = a.ID

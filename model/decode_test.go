@@ -1,0 +1,366 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// fixturesDir finds shared/fixtures/measure beside the repository (CI clones the repo with
+// shared/ next to it). A missing corpus fails the test: the real SDK bodies are the point.
+func fixturesDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatalf("getwd: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatalf("no go.mod above the working directory: cannot find shared/fixtures")
+		}
+		dir = parent
+	}
+	fx := filepath.Join(dir, "..", "shared", "fixtures", "measure")
+	if _, err := os.Stat(fx); err != nil {
+		tb.Fatalf("fixtures missing: %v (shared/ must sit beside the repository)", err)
+	}
+	return fx
+}
+
+func readFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(fixturesDir(tb), name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// fixtureBatches returns every batch_*.json body by file name.
+func fixtureBatches(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	names, err := filepath.Glob(filepath.Join(fixturesDir(tb), "batch_*.json"))
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("no batch fixtures found (%v)", err)
+	}
+	out := make(map[string][]byte, len(names))
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[filepath.Base(n)] = b
+	}
+	return out
+}
+
+// rawBatch splits a body with encoding/json, as an independent reference for the counts and the
+// multipart parts.
+type rawBatch struct {
+	Events []json.RawMessage `json:"events"`
+	Spans  []json.RawMessage `json:"spans"`
+}
+
+func splitBatch(tb testing.TB, body []byte) rawBatch {
+	tb.Helper()
+	var rb rawBatch
+	if err := json.Unmarshal(body, &rb); err != nil {
+		tb.Fatal(err)
+	}
+	return rb
+}
+
+var testApp = uuid.MustParse("0b7c1b6e-8f43-4f57-9d0e-3c3a4a0e2f11")
+
+// TestFixturesAccepted: every real SDK batch is accepted unmodified, as a JSON body under both
+// rule sets and event by event / span by span as multipart parts, with matching counts and
+// payloads equal to the compacted kind member.
+func TestFixturesAccepted(t *testing.T) {
+	for name, body := range fixtureBatches(t) {
+		t.Run(name, func(t *testing.T) {
+			rb := splitBatch(t, body)
+			for _, mp := range []bool{false, true} {
+				b, err := DecodeBatch(body, testApp, mp)
+				if err != nil {
+					t.Fatalf("multipartRules=%v: %v", mp, err)
+				}
+				if len(b.Events) != len(rb.Events) || len(b.Spans) != len(rb.Spans) {
+					t.Fatalf("got %d events %d spans, want %d and %d", len(b.Events), len(b.Spans), len(rb.Events), len(rb.Spans))
+				}
+			}
+			b, _ := DecodeBatch(body, testApp, false)
+			var parts Batch
+			for i, raw := range rb.Events {
+				e, inline, err := DecodeEvent(raw, testApp, i)
+				if err != nil {
+					t.Fatalf("event part %d: %v", i, err)
+				}
+				if e.ID != b.Events[i].ID || !bytes.Equal(e.Payload, b.Events[i].Payload) {
+					t.Fatalf("event part %d differs from the batch decode", i)
+				}
+				for _, in := range inline {
+					if in.EventID != e.ID {
+						t.Fatalf("event part %d: inline blob of event %v", i, in.EventID)
+					}
+				}
+				if err := parts.AddEventPart(raw, testApp); err != nil {
+					t.Fatalf("AddEventPart %d: %v", i, err)
+				}
+				checkEvent(t, raw, &b.Events[i])
+			}
+			for i, raw := range rb.Spans {
+				s, err := DecodeSpan(raw, testApp, i)
+				if err != nil {
+					t.Fatalf("span part %d: %v", i, err)
+				}
+				if s.SpanID != b.Spans[i].SpanID {
+					t.Fatalf("span part %d differs from the batch decode", i)
+				}
+				if err := parts.AddSpanPart(raw, testApp); err != nil {
+					t.Fatalf("AddSpanPart %d: %v", i, err)
+				}
+			}
+			if err := parts.Validate(); err != nil {
+				t.Fatalf("multipart batch: %v", err)
+			}
+			if len(parts.Inline) != len(b.Inline) || len(parts.Extras) != len(b.Extras) {
+				t.Fatalf("multipart batch: %d inline %d extras, JSON batch %d and %d", len(parts.Inline), len(parts.Extras), len(b.Inline), len(b.Extras))
+			}
+		})
+	}
+}
+
+// checkEvent compares a decoded event with an encoding/json reading of the same raw event.
+func checkEvent(t *testing.T, raw json.RawMessage, e *Event) {
+	t.Helper()
+	var ref map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	var typ string
+	_ = json.Unmarshal(ref["type"], &typ)
+	if e.Type != typ || e.AppID != testApp {
+		t.Fatalf("event %v: type %q app %v", e.ID, e.Type, e.AppID)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, ref[typ]); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(e.Payload, want.Bytes()) {
+		t.Fatalf("event %v: payload\n%s\nwant\n%s", e.ID, e.Payload, want.Bytes())
+	}
+	var atts []json.RawMessage
+	_ = json.Unmarshal(ref["attachments"], &atts)
+	if len(e.Attachments) != len(atts) {
+		t.Fatalf("event %v: %d attachments, want %d", e.ID, len(e.Attachments), len(atts))
+	}
+}
+
+func findFixture(tb testing.TB, part string) []byte {
+	tb.Helper()
+	for name, b := range fixtureBatches(tb) {
+		if strings.Contains(name, part) {
+			return b
+		}
+	}
+	tb.Fatalf("no fixture named like %q", part)
+	return nil
+}
+
+// TestFixtureSpotChecks pins decoded values against the fixture text.
+func TestFixtureSpotChecks(t *testing.T) {
+	t.Run("android batch", func(t *testing.T) {
+		b, err := DecodeBatch(findFixture(t, "trimmemory-custom-coldlaunch-spans_a8580d0e"), testApp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var custom *Event
+		for i := range b.Events {
+			if b.Events[i].Type == "custom" && len(b.Events[i].UserDefined) > 0 {
+				custom = &b.Events[i]
+			}
+		}
+		if custom == nil {
+			t.Fatal("no custom event with user-defined attributes")
+		}
+		want := []UDAttr{
+			{"boolean", UDBool, "false"},
+			{"double", UDFloat64, "1.7976931348623157e+308"},
+			{"float", UDFloat64, "3.4028235e+38"},
+			{"integer", UDInt64, "2147483647"},
+			{"long", UDInt64, "9223372036854775807"},
+			{"string", UDString, "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in"},
+		}
+		if len(custom.UserDefined) != len(want) {
+			t.Fatalf("UD = %+v", custom.UserDefined)
+		}
+		for i := range want {
+			if custom.UserDefined[i] != want[i] {
+				t.Errorf("UD[%d] = %+v, want %+v", i, custom.UserDefined[i], want[i])
+			}
+		}
+		a := b.Events[0].Attribute
+		if a.Platform != "android" || a.OSName != "android" || a.SDKVersion == "" || a.InstallationID == "" || a.DeviceDensityDPI == 0 {
+			t.Errorf("attributes not filled: %+v", a)
+		}
+		if len(b.Spans) == 0 || b.Spans[0].TraceID == "" || b.Spans[0].EndTime < b.Spans[0].StartTime {
+			t.Errorf("spans: %+v", b.Spans)
+		}
+	})
+	t.Run("timestamp nanoseconds", func(t *testing.T) {
+		body := findFixture(t, "exception-bugreport-sessionstart-spans-attach_d26e0dc5")
+		b, err := DecodeBatch(body, testApp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// first event: "timestamp": "2025-05-26T11:12:43.52500000Z"
+		if got, want := b.Events[0].Timestamp, int64(1748257963525000000); got != want {
+			t.Fatalf("timestamp = %d, want %d", got, want)
+		}
+		if b.Events[0].ID != uuid.MustParse("e6f89260-b4e6-4ba8-9cbc-67993c5155ed") || b.Events[0].Attribute.ThreadName != "msr-default" {
+			t.Fatalf("event 0: %+v", b.Events[0])
+		}
+	})
+	t.Run("legacy iOS", func(t *testing.T) {
+		b, err := DecodeBatch(findFixture(t, "bugreport-lifecycleswiftui-screenview-inline-bytes-attach_6fe596a7"), testApp, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Inline) == 0 {
+			t.Fatal("no inline attachment bytes kept")
+		}
+		for _, in := range b.Inline {
+			if len(in.Bytes) == 0 || in.AttachmentID == uuid.Nil {
+				t.Fatalf("inline blob %+v", in.AttachmentID)
+			}
+		}
+		// PNG or SVG or gzip content, never base64 text any more.
+		if in := b.Inline[0].Bytes; bytes.HasPrefix(in, []byte("iVBOR")) {
+			t.Fatal("inline bytes still base64")
+		}
+		for _, e := range b.Events {
+			if e.Attribute.OSName != "ios" {
+				t.Fatalf("os_name %q not normalised", e.Attribute.OSName)
+			}
+		}
+		if len(b.Extras) == 0 || b.Extras[0].Attachments[0].Size <= 0 {
+			t.Fatalf("attachment sizes not kept: %+v", b.Extras)
+		}
+	})
+	t.Run("attribute extras", func(t *testing.T) {
+		var found bool
+		for name, body := range fixtureBatches(t) {
+			if !bytes.Contains(body, []byte(`"patch_id"`)) {
+				continue
+			}
+			b, err := DecodeBatch(body, testApp, false)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			for _, x := range b.Extras {
+				if bytes.Contains(x.Attribute, []byte(`"patch_id":"`)) && json.Valid(x.Attribute) {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Fatal("patch_id not kept in Extras")
+		}
+	})
+}
+
+// TestSingleEventFixtures: the complete events of the symbolicator inputs are accepted as
+// multipart parts; the one without attribute is rejected for it.
+func TestSingleEventFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		file, field string
+	}{
+		{"event_android_exception-dart_sdk0.17.0-SNAPSHOT_symbolicator-input.json", ""},
+		{"event_android_exception-jvm-nested_sdk0.18.0-SNAPSHOT_symbolicator-input.json", ""},
+		{"event_android_exception-jvm_sdk0.18.0-SNAPSHOT_symbolicator-input.json", ""},
+		{"event_ios-rn_exception-js_no-attribute_symbolicator-input.json", "attribute"},
+		{"openapi_put-events_multipart-part_event-gesture-long-click-with-attachment.json", "attribute.platform"},
+		{"openapi_put-events_multipart-part_event-log.json", "attribute.platform"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			e, _, err := DecodeEvent(readFixture(t, tc.file), testApp, 4)
+			checkErr(t, err, "event", 4, tc.field)
+			if tc.field == "" && (e.Type != "exception" || len(e.Payload) == 0) {
+				t.Fatalf("decoded %+v", e)
+			}
+		})
+	}
+	// The OpenAPI multipart examples predate attribute.platform; as JSON they are fine.
+	for _, f := range []string{"openapi_put-events_multipart-part_event-gesture-long-click-with-attachment.json", "openapi_put-events_multipart-part_event-log.json"} {
+		body := append(append([]byte(`{"events":[`), readFixture(t, f)...), "]}"...)
+		if _, err := DecodeBatch(body, testApp, false); err != nil {
+			t.Errorf("%s as JSON: %v", f, err)
+		}
+	}
+	span := readFixture(t, "openapi_put-events_multipart-part_span.json")
+	if _, err := DecodeBatch(append(append([]byte(`{"spans":[`), span...), "]}"...), testApp, false); err != nil {
+		t.Errorf("span part as JSON: %v", err)
+	}
+	_, err := DecodeSpan(span, testApp, 2)
+	checkErr(t, err, "span", 2, "attributes.platform")
+	if _, err := DecodeBatch(readFixture(t, "openapi_put-events_request_json-example.json"), testApp, false); err != nil {
+		t.Errorf("OpenAPI JSON example: %v", err)
+	}
+}
+
+// TestExceptionFragments: the exception bodies SDKs and the reference backend use pass the
+// exception schema when wrapped in an event.
+func TestExceptionFragments(t *testing.T) {
+	names, _ := filepath.Glob(filepath.Join(fixturesDir(t), "fragment_exception-body_*.json"))
+	if len(names) == 0 {
+		t.Fatal("no fragments")
+	}
+	for _, n := range names {
+		body, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := eventWith(t, "exception", string(body))
+		if _, _, err := DecodeEvent(ev, testApp, 0); err != nil {
+			t.Errorf("%s: %v", filepath.Base(n), err)
+		}
+	}
+	// The reference backend's ANR test body lacks `handled`, which the spec requires of an anr
+	// and the real ANR batch sends: rejected, naming the field.
+	_, _, err := DecodeEvent(eventWith(t, "anr", string(readFixture(t, "fragment_anr-body_jvm_backend-testdata.json"))), testApp, 0)
+	checkErr(t, err, "event", 0, "anr.handled")
+}
+
+// checkErr asserts err is a *ValidationError at item/index/field, or nil when field is "".
+func checkErr(t *testing.T, err error, itemKind string, index int, field string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Fatalf("want success, got %v", err)
+		}
+		return
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("want ValidationError at %s %d %s, got %v", itemKind, index, field, err)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("errors.Is(%v, ErrInvalid) is false", err)
+	}
+	if ve.Item != itemKind || ve.Index != index || ve.Field != field {
+		t.Fatalf("got %q %d %q (%v), want %q %d %q", ve.Item, ve.Index, ve.Field, err, itemKind, index, field)
+	}
+	if ve.Rule == "" {
+		t.Fatalf("empty rule in %v", err)
+	}
+}
