@@ -1,0 +1,449 @@
+// Package ingest serves the SDK API: PUT /events, PUT /builds and GET /config, authenticated by
+// the app's API key.
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/actors"
+	"github.com/svc-dev/svc/http/httpx"
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/gate"
+	"github.com/svc-dev/svc/sinks/spool"
+)
+
+// Body limits of PUT /events (spec: 9 MB for JSON including blobs, 20 MiB for multipart).
+const (
+	DefaultMaxJSONBytes      = 9 << 20
+	DefaultMaxMultipartBytes = 20 << 20
+)
+
+// Spool record kinds: how to decode a record's body on replay.
+const (
+	recordJSON      = 1 // a JSON body, JSON rules
+	recordMultipart = 2 // the event and span parts of a multipart body as a JSON batch, multipart rules
+)
+
+// Events serves PUT /events.
+type Events struct {
+	Blobs  sinks.BlobStore
+	Spool  *spool.Spool
+	Gate   *gate.Gate
+	Actors *actors.Ingest
+	Log    *slog.Logger
+
+	MaxJSONBytes      int64
+	MaxMultipartBytes int64
+	MaxPendingBytes   int64         // back-pressure: refuse with 503 while the spool holds more
+	UploadTTL         time.Duration // lifetime of attachment upload URLs
+	// RetryAfter is what 503 answers tell SDKs to wait.
+	RetryAfter time.Duration
+}
+
+func (h *Events) limits() (int64, int64) {
+	j, m := h.MaxJSONBytes, h.MaxMultipartBytes
+	if j <= 0 {
+		j = DefaultMaxJSONBytes
+	}
+	if m <= 0 {
+		m = DefaultMaxMultipartBytes
+	}
+	return j, m
+}
+
+// requestID reads svc-req-id, or msr-req-id as existing SDK builds send it.
+func requestID(r *http.Request) (uuid.UUID, error) {
+	v := r.Header.Get("svc-req-id")
+	name := "svc-req-id"
+	if v == "" {
+		v, name = r.Header.Get("msr-req-id"), "msr-req-id"
+	}
+	if v == "" {
+		return uuid.Nil, errors.New("header svc-req-id is required: a UUID, the same on every retry of this request")
+	}
+	id, err := uuid.Parse(v)
+	if err != nil || len(v) != 36 {
+		return uuid.Nil, fmt.Errorf("header %s %q is not a UUID", name, v)
+	}
+	return id, nil
+}
+
+// gateInfo is what the gate keeps of an accepted request, to answer a repeat.
+type gateInfo struct {
+	Multipart   bool             `json:"m,omitempty"`
+	Attachments []gateAttachment `json:"a,omitempty"`
+}
+
+type gateAttachment struct {
+	ID   uuid.UUID `json:"i"`
+	Type string    `json:"t"`
+	Name string    `json:"n"`
+}
+
+// BlobKey is where an attachment of an app lives in the blob store.
+func BlobKey(app, attachment uuid.UUID) string {
+	return "attachments/" + app.String() + "/" + attachment.String()
+}
+
+// assignBlobKeys names the blob of every attachment; the same batch always gets the same keys,
+// so replay writes identical rows.
+func assignBlobKeys(app uuid.UUID, b *model.Batch) {
+	for i := range b.Events {
+		for j := range b.Events[i].Attachments {
+			a := &b.Events[i].Attachments[j]
+			a.BlobKey = BlobKey(app, a.ID)
+		}
+	}
+}
+
+// ServeHTTP handles PUT /events.
+func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	app := AppFrom(r.Context())
+	if h.MaxPendingBytes > 0 && h.Spool.PendingBytes() > h.MaxPendingBytes {
+		h.unavailable(w, "the event store is behind and the node's spool is full; retry later")
+		return
+	}
+	req, err := requestID(r)
+	if err != nil {
+		httpx.Error(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	multi := ct == "multipart/form-data"
+	if err != nil || (ct != "application/json" && !multi) {
+		httpx.Error(w, http.StatusBadRequest, "Content-Type must be application/json or multipart/form-data; boundary=…")
+		return
+	}
+	if multi && params["boundary"] == "" {
+		httpx.Error(w, http.StatusBadRequest, "multipart Content-Type needs a boundary parameter")
+		return
+	}
+
+	state, info, err := h.Gate.Begin(app.ID, req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	switch state {
+	case gate.InProgress:
+		w.Header().Set("Retry-After", "60")
+		httpx.JSON(w, http.StatusTooManyRequests, map[string]string{
+			"warning": "a request with this svc-req-id is being processed; retry after 60 seconds"})
+		return
+	case gate.Accepted:
+		h.answerKnown(w, r, app.ID, info)
+		return
+	}
+	accepted := false
+	defer func() {
+		if !accepted {
+			h.Gate.Abort(app.ID, req)
+		}
+	}()
+
+	maxJSON, maxMulti := h.limits()
+	var (
+		batch  model.Batch
+		record []byte
+		kind   uint8
+	)
+	if multi {
+		batch, record, err = h.readMultipart(w, r, app.ID, params["boundary"], maxMulti)
+		kind = recordMultipart
+	} else {
+		buf := bodyPool.Get().(*bytes.Buffer)
+		defer bodyPool.Put(buf)
+		err = readBody(w, r, maxJSON, buf)
+		record = buf.Bytes() // the decoded batch holds copies; the spool copies it on append
+		if err == nil {
+			batch, err = model.DecodeBatch(record, app.ID, false)
+		}
+		kind = recordJSON
+	}
+	if err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+	assignBlobKeys(app.ID, &batch)
+	for _, in := range batch.Inline {
+		if err := h.Blobs.Put(r.Context(), BlobKey(app.ID, in.AttachmentID), bytes.NewReader(in.Bytes), int64(len(in.Bytes))); err != nil {
+			h.fail(w, r, fmt.Errorf("store inline attachment: %w", err))
+			return
+		}
+	}
+	if err := h.Actors.CheckSessions(r.Context(), app.ID, batch.Events); err != nil {
+		h.refuse(w, r, err)
+		return
+	}
+
+	rec := &spool.Record{AppID: app.ID, RequestID: req, Kind: kind, Body: record}
+	if err := h.Spool.Append(rec); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	gi := gateInfoOf(&batch, multi)
+	gb, _ := json.Marshal(gi)
+	if err := h.Gate.Accept(app.ID, req, gb); err != nil {
+		// The batch is durable in the spool; replay marks the id accepted if this node dies.
+		h.Log.Warn("request id not recorded; a retry may be processed again", "error", err.Error())
+	}
+	accepted = true
+	h.Actors.Distribute(app.ID, batch.Events, batch.Spans, rec.Seq, len(record))
+
+	if multi {
+		httpx.JSON(w, http.StatusAccepted, map[string]string{"ok": "accepted"})
+		return
+	}
+	h.answerUploads(w, r, app.ID, gi.Attachments)
+}
+
+func gateInfoOf(b *model.Batch, multi bool) gateInfo {
+	gi := gateInfo{Multipart: multi}
+	if multi {
+		return gi
+	}
+	inline := map[uuid.UUID]bool{}
+	for _, in := range b.Inline {
+		inline[in.AttachmentID] = true
+	}
+	for i := range b.Events {
+		for _, a := range b.Events[i].Attachments {
+			if !inline[a.ID] {
+				gi.Attachments = append(gi.Attachments, gateAttachment{ID: a.ID, Type: a.Type, Name: a.Name})
+			}
+		}
+	}
+	return gi
+}
+
+// answerKnown answers a request id that was accepted before: multipart gets the known-request
+// body, JSON gets fresh upload URLs for the attachments of the original request.
+func (h *Events) answerKnown(w http.ResponseWriter, r *http.Request, app uuid.UUID, info []byte) {
+	var gi gateInfo
+	if err := json.Unmarshal(info, &gi); err != nil {
+		h.fail(w, r, fmt.Errorf("read request gate entry: %w", err))
+		return
+	}
+	if gi.Multipart {
+		httpx.JSON(w, http.StatusAccepted, map[string]string{"ok": "accepted, known event request"})
+		return
+	}
+	h.answerUploads(w, r, app, gi.Attachments)
+}
+
+// uploadItem is the contract's attachment upload item.
+type uploadItem struct {
+	ID        uuid.UUID         `json:"id"`
+	Type      string            `json:"type"`
+	Filename  string            `json:"filename"`
+	UploadURL string            `json:"upload_url"`
+	ExpiresAt string            `json:"expires_at"`
+	Headers   map[string]string `json:"headers"`
+}
+
+// answerUploads writes exactly {"attachments": [...] | null}: iOS SDKs drop every upload URL
+// when the body has any other key.
+func (h *Events) answerUploads(w http.ResponseWriter, r *http.Request, app uuid.UUID, atts []gateAttachment) {
+	var items []uploadItem
+	ttl := h.UploadTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	for _, a := range atts {
+		up, err := h.Blobs.SignUpload(r.Context(), BlobKey(app, a.ID), ttl)
+		if err != nil {
+			h.fail(w, r, fmt.Errorf("sign upload URL: %w", err))
+			return
+		}
+		hdr := up.Headers
+		if hdr == nil {
+			hdr = map[string]string{}
+		}
+		items = append(items, uploadItem{ID: a.ID, Type: a.Type, Filename: a.Name, UploadURL: up.URL,
+			ExpiresAt: up.ExpiresAt.UTC().Format(time.RFC3339Nano), Headers: hdr})
+	}
+	httpx.JSON(w, http.StatusOK, struct {
+		Attachments []uploadItem `json:"attachments"`
+	}{items})
+}
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// errTooLarge marks a body over its limit (413).
+type errTooLarge struct{ limit int64 }
+
+func (e errTooLarge) Error() string {
+	return fmt.Sprintf("request body exceeds the limit of %d bytes", e.limit)
+}
+
+// readBody reads a JSON body of up to limit bytes into buf; chunked bodies (no Content-Length)
+// are read the same way, and a body over the limit stops being read at the limit.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *bytes.Buffer) error {
+	if r.ContentLength > limit {
+		return errTooLarge{limit}
+	}
+	buf.Reset()
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return errTooLarge{limit}
+	}
+	if err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	return nil
+}
+
+// readMultipart reads a multipart body: `event` and `span` parts are decoded into the batch and
+// collected into a JSON batch body for the spool; `blob-<attachment id>` parts are streamed to
+// the blob store.
+func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.UUID, boundary string, limit int64) (model.Batch, []byte, error) {
+	if r.ContentLength > limit {
+		return model.Batch{}, nil, errTooLarge{limit}
+	}
+	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, limit), boundary)
+	var (
+		b             model.Batch
+		events, spans bytes.Buffer
+	)
+	partErr := func(err error) error {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errTooLarge{limit}
+		}
+		return &model.ValidationError{Rule: "malformed multipart body: " + err.Error()}
+	}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return b, nil, partErr(err)
+		}
+		name := p.FormName()
+		switch {
+		case name == "event" || name == "span":
+			data, err := io.ReadAll(p)
+			if err != nil {
+				return b, nil, partErr(err)
+			}
+			dst := &events
+			if name == "event" {
+				err = b.AddEventPart(data, app)
+			} else {
+				dst = &spans
+				err = b.AddSpanPart(data, app)
+			}
+			if err != nil {
+				return b, nil, err
+			}
+			if dst.Len() > 0 {
+				dst.WriteByte(',')
+			}
+			dst.Write(data)
+		case strings.HasPrefix(name, "blob-"):
+			id, err := uuid.Parse(strings.TrimPrefix(name, "blob-"))
+			if err != nil {
+				return b, nil, &model.ValidationError{Field: name, Rule: "blob part names must be blob-<attachment id (UUID)>"}
+			}
+			if err := h.Blobs.Put(r.Context(), BlobKey(app, id), p, -1); err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return b, nil, errTooLarge{limit}
+				}
+				return b, nil, fmt.Errorf("store blob part: %w", err)
+			}
+		default:
+			return b, nil, &model.ValidationError{Field: name, Rule: "unknown multipart part: want event, span or blob-<attachment id>"}
+		}
+		p.Close()
+	}
+	if err := b.Validate(); err != nil {
+		return b, nil, err
+	}
+	rec := make([]byte, 0, events.Len()+spans.Len()+24)
+	rec = append(rec, `{"events":[`...)
+	rec = append(rec, events.Bytes()...)
+	rec = append(rec, `],"spans":[`...)
+	rec = append(rec, spans.Bytes()...)
+	rec = append(rec, `]}`...)
+	return b, rec, nil
+}
+
+// refuse answers a request that breaks the contract (400) or a limit (413); anything else is a
+// server-side failure.
+func (h *Events) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	var tl errTooLarge
+	var oe *actors.SessionOrderError
+	switch {
+	case errors.As(err, &tl):
+		httpx.Error(w, http.StatusRequestEntityTooLarge, tl.Error())
+	case errors.Is(err, model.ErrInvalid):
+		httpx.Error(w, http.StatusBadRequest, err.Error())
+	case errors.As(err, &oe):
+		httpx.Error(w, http.StatusBadRequest, oe.Error())
+	default:
+		h.fail(w, r, err)
+	}
+}
+
+// fail answers a temporary failure with 503 so the SDK keeps the batch and retries: SDKs drop a
+// batch for good on any 4xx but 429.
+func (h *Events) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.Log.Error("ingest failed", "error", err.Error(), "path", r.URL.Path)
+	h.unavailable(w, "temporarily unable to accept events: "+err.Error())
+}
+
+func (h *Events) unavailable(w http.ResponseWriter, msg string) {
+	ra := h.RetryAfter
+	if ra <= 0 {
+		ra = 30 * time.Second
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(ra.Seconds())))
+	httpx.Error(w, http.StatusServiceUnavailable, msg)
+}
+
+// Replay hands spool records found at start back to the actors and the flusher, and marks their
+// request ids accepted (the node may have died between the spool append and the gate write).
+func (h *Events) Replay(ctx context.Context, recs []spool.Record) (events, spans int, err error) {
+	for _, rec := range recs {
+		b, err := model.DecodeBatch(rec.Body, rec.AppID, rec.Kind == recordMultipart)
+		if err != nil {
+			// Accepted once, so this cannot happen unless the decoder changed; keep the record for
+			// an operator rather than dropping data.
+			return events, spans, fmt.Errorf("replay spool record %d: %w", rec.Seq, err)
+		}
+		assignBlobKeys(rec.AppID, &b)
+		gb, _ := json.Marshal(gateInfoOf(&b, rec.Kind == recordMultipart))
+		if err := h.Gate.Mark(rec.AppID, rec.RequestID, gb); err != nil {
+			return events, spans, err
+		}
+		h.Actors.Distribute(rec.AppID, b.Events, b.Spans, rec.Seq, len(rec.Body))
+		events += len(b.Events)
+		spans += len(b.Spans)
+		if ctx.Err() != nil {
+			return events, spans, ctx.Err()
+		}
+	}
+	return events, spans, nil
+}
