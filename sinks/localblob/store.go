@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/svc-dev/svc/sinks"
@@ -190,7 +191,9 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max in
 	if limit >= 0 {
 		src = io.LimitReader(r, limit+1) // one more, to notice a reader that runs on
 	}
-	n, err = io.Copy(f, src)
+	buf := copyBufs.Get().(*[]byte)
+	n, err = io.CopyBuffer(writerOnly{f}, src, *buf)
+	copyBufs.Put(buf)
 	if err != nil {
 		return n, fmt.Errorf("localblob: put %q: read blob: %w", key, err)
 	}
@@ -219,6 +222,14 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max in
 	}
 	return n, nil
 }
+
+// copyBufs holds write's copy buffers: a blob costs no buffer allocation, and 128 KiB reads
+// take fewer system calls than io.Copy's 32 KiB.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
+
+// writerOnly hides *os.File's ReadFrom, which would copy through a fresh 32 KiB buffer of its
+// own instead of the pooled one.
+type writerOnly struct{ io.Writer }
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
