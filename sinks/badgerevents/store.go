@@ -132,6 +132,9 @@ func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
 // loses nothing either way (the data is in the page cache); only an OS crash inside that
 // flush window could.
 func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
+	if len(rows) == 0 {
+		return nil
+	}
 	for done := 0; done < len(rows); {
 		n, err := s.commitSome(ctx, prefix, rows[done:])
 		if err != nil {

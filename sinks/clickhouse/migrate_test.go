@@ -231,4 +231,3 @@ func BenchmarkBuildColumns(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
 }
-

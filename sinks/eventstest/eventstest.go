@@ -36,6 +36,15 @@ func Run(t *testing.T, open func(t *testing.T) sinks.EventStore) {
 			t.Fatalf("Ping: %v", err)
 		}
 	})
+	t.Run("EmptyWrites", func(t *testing.T) {
+		s := opened(t)
+		if err := s.WriteEvents(ctx(t), nil); err != nil {
+			t.Errorf("WriteEvents(nil): %v", err)
+		}
+		if err := s.WriteSpans(ctx(t), []model.Span{}); err != nil {
+			t.Errorf("WriteSpans(empty): %v", err)
+		}
+	})
 	t.Run("RoundTripEvents", func(t *testing.T) { testRoundTripEvents(t, opened(t)) })
 	t.Run("RoundTripSpans", func(t *testing.T) { testRoundTripSpans(t, opened(t)) })
 	t.Run("Fixtures", func(t *testing.T) { testFixtures(t, opened(t)) })
