@@ -116,3 +116,12 @@ func TestSharedDB(t *testing.T) {
 		t.Errorf("Ping: %v", err)
 	}
 }
+
+func BenchmarkMeta(b *testing.B) {
+	db, err := badgerdb.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatalf("open badger: %v", err)
+	}
+	defer db.Close()
+	metatest.Bench(b, badgermeta.New(db))
+}

@@ -281,3 +281,16 @@ func TestSchemaConstraints(t *testing.T) {
 		}
 	})
 }
+
+func BenchmarkMeta(b *testing.B) {
+	dsn := sinktest.Postgres(b)
+	if err := Migrate(b.Context(), dsn); err != nil {
+		b.Fatalf("Migrate: %v", err)
+	}
+	s, err := Open(b.Context(), dsn)
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	metatest.Bench(b, s)
+}
