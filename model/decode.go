@@ -94,6 +94,7 @@ type decoder struct {
 	intern    map[string]string
 	scratch   []byte
 	arena     []byte
+	last      Attributes        // the previous item's attributes, whose strings the next item reuses
 	extraAttr []byte            // unknown attribute members of the current item, as JSON
 	attx      []AttachmentExtra // size/path of the current event's attachments
 }
@@ -113,9 +114,10 @@ func (d *decoder) release() {
 	d.s = scanner{}
 	d.b = nil
 	d.arena = nil
+	d.last = Attributes{}
 	d.extraAttr = d.extraAttr[:0]
 	d.attx = d.attx[:0]
-	if cap(d.scratch) > 64<<10 {
+	if cap(d.scratch) > 1<<20 { // inline base64 attachments pass through it; bound what the pool keeps
 		d.scratch = nil
 	}
 	decoderPool.Put(d)
@@ -146,19 +148,33 @@ func (d *decoder) str(b []byte) string {
 	return s
 }
 
+// same returns prev when v spells it (attributes rarely change from one event to the next, and
+// one comparison is cheaper than an intern lookup), else d.str(v).
+func (d *decoder) same(v []byte, prev string) string {
+	if string(v) == prev {
+		return prev
+	}
+	return d.str(v)
+}
+
 // keep copies raw JSON (already validated) into the arena in compact form and returns it with
 // its capacity clipped, so appending to one payload can never overwrite the next.
-func (d *decoder) keep(raw []byte) []byte {
+func (d *decoder) keep(raw []byte, hasWS bool) []byte {
 	const chunk = 64 << 10
 	if len(raw) > chunk/4 {
-		out := appendCompact(make([]byte, 0, len(raw)), raw)
+		out := appendMaybeCompact(make([]byte, 0, len(raw)), raw, hasWS)
 		return out[:len(out):len(out)]
 	}
 	if cap(d.arena)-len(d.arena) < len(raw) {
-		d.arena = make([]byte, 0, chunk)
+		// Payloads never outgrow the body, so a small body gets a small first chunk.
+		n := chunk
+		if d.arena == nil && len(d.s.buf) < chunk {
+			n = len(d.s.buf)
+		}
+		d.arena = make([]byte, 0, n)
 	}
 	start := len(d.arena)
-	d.arena = appendCompact(d.arena, raw)
+	d.arena = appendMaybeCompact(d.arena, raw, hasWS)
 	return d.arena[start:len(d.arena):len(d.arena)]
 }
 
@@ -362,6 +378,15 @@ func (d *decoder) items(name string, events bool) error {
 	if err := s.openArray(); err != nil {
 		return err
 	}
+	// Size the slice once instead of growing it by doubling (Event is ~0.5 kB): every event has
+	// exactly one "attribute" member and every span one "span_id", so counting those byte
+	// strings (a fast memchr-driven scan) estimates the count; it is a capacity hint only,
+	// bounded by the body size so a hostile body cannot make it large.
+	if events && d.b.Events == nil {
+		d.b.Events = make([]Event, 0, min(bytes.Count(s.buf, []byte(`"attribute"`)), len(s.buf)/128)+1)
+	} else if !events && d.b.Spans == nil {
+		d.b.Spans = make([]Span, 0, min(bytes.Count(s.buf, []byte(`"span_id"`)), len(s.buf)/128)+1)
+	}
 	for i := 0; ; i++ {
 		done, err := s.elem(i)
 		if err != nil {
@@ -459,7 +484,7 @@ func (d *decoder) event(e *Event) error {
 		have               int
 		sch                *schema
 		kindStart, kindEnd int
-		kindNull           bool
+		kindNull, kindWS   bool
 		pend               [4]pendingMember
 		pending            = pend[:0]
 		ud, udLegacy       []UDAttr
@@ -550,9 +575,11 @@ func (d *decoder) event(e *Event) error {
 			}
 		default:
 			if sch != nil && string(key) == e.Type {
+				s.sawWS = false
 				if kindStart, kindEnd, kindNull, err = d.kindMember(sch); err != nil {
 					return under(err, e.Type)
 				}
+				kindWS = s.sawWS
 				have |= hasKind
 				continue
 			}
@@ -582,9 +609,9 @@ func (d *decoder) event(e *Event) error {
 		for _, p := range pending {
 			if p.key == e.Type {
 				end := s.pos
-				s.pos = p.start
+				s.pos, s.sawWS = p.start, false
 				kindStart, kindEnd, kindNull, err = d.kindMember(sch)
-				s.pos = end
+				s.pos, kindWS = end, s.sawWS
 				if err != nil {
 					return under(err, e.Type)
 				}
@@ -598,7 +625,7 @@ func (d *decoder) event(e *Event) error {
 			return fieldErr(e.Type, "is required: an event of type "+e.Type+" carries its fields in the member "+e.Type)
 		}
 	} else {
-		e.Payload = d.keep(s.buf[kindStart:kindEnd])
+		e.Payload = d.keep(s.buf[kindStart:kindEnd], kindWS)
 	}
 	for i := inlineStart; i < len(d.b.Inline); i++ { // "attachments" may precede "id"
 		d.b.Inline[i].EventID = e.ID
@@ -712,14 +739,13 @@ func (d *decoder) attachment(a *Attachment) error {
 		if esc {
 			key = unescape(nil, key)
 		}
-		k := string(key)
 		if null, err := s.isNull(); null || err != nil {
 			if err != nil {
-				return under(err, k)
+				return under(err, string(key))
 			}
 			continue
 		}
-		switch k {
+		switch string(key) {
 		case "id":
 			a.ID, err = d.uuidVal()
 			hasID = true
@@ -775,7 +801,7 @@ func (d *decoder) attachment(a *Attachment) error {
 			err = s.skip()
 		}
 		if err != nil {
-			return under(err, k)
+			return under(err, string(key))
 		}
 	}
 	switch {
@@ -830,35 +856,35 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			return 0, err
 		}
 		if done {
+			d.last = *a
 			return present, nil
 		}
 		if esc {
 			key = unescape(nil, key)
 		}
-		k := string(key)
 		if null, err := s.isNull(); null || err != nil {
 			if err != nil {
-				return 0, under(err, k)
+				return 0, under(err, string(key))
 			}
 			continue
 		}
 		var v []byte
-		switch k {
+		switch string(key) {
 		case "installation_id":
 			v, err = d.strVal()
-			a.InstallationID = d.str(v)
+			a.InstallationID = d.same(v, d.last.InstallationID)
 			present |= aInstallationID
 		case "app_version":
 			v, err = d.strVal()
-			a.AppVersion = d.str(v)
+			a.AppVersion = d.same(v, d.last.AppVersion)
 			present |= aAppVersion
 		case "app_build":
 			v, err = d.strVal()
-			a.AppBuild = d.str(v)
+			a.AppBuild = d.same(v, d.last.AppBuild)
 			present |= aAppBuild
 		case "app_unique_id":
 			v, err = d.strVal()
-			a.AppUniqueID = d.str(v)
+			a.AppUniqueID = d.same(v, d.last.AppUniqueID)
 			present |= aAppUniqueID
 		case "platform":
 			if v, err = d.strVal(); err == nil {
@@ -869,27 +895,27 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			}
 			present |= aPlatform
 		case "service_sdk_version", "measure_sdk_version":
-			if v, err = d.strVal(); err == nil && (k == "service_sdk_version" || !svcSDK) {
-				a.SDKVersion = d.str(v)
-				svcSDK = k == "service_sdk_version"
+			if v, err = d.strVal(); err == nil && (string(key) == "service_sdk_version" || !svcSDK) {
+				a.SDKVersion = d.same(v, d.last.SDKVersion)
+				svcSDK = string(key) == "service_sdk_version"
 			}
 			present |= aSDKVersion
 		case "thread_name":
 			v, err = d.strVal()
-			a.ThreadName = d.str(v)
+			a.ThreadName = d.same(v, d.last.ThreadName)
 			present |= aThreadName
 		case "user_id":
 			v, err = d.strVal()
-			a.UserID = d.str(v)
+			a.UserID = d.same(v, d.last.UserID)
 		case "device_name":
 			v, err = d.strVal()
-			a.DeviceName = d.str(v)
+			a.DeviceName = d.same(v, d.last.DeviceName)
 		case "device_model":
 			v, err = d.strVal()
-			a.DeviceModel = d.str(v)
+			a.DeviceModel = d.same(v, d.last.DeviceModel)
 		case "device_manufacturer":
 			v, err = d.strVal()
-			a.DeviceManufacturer = d.str(v)
+			a.DeviceManufacturer = d.same(v, d.last.DeviceManufacturer)
 		case "device_type":
 			if v, err = d.strVal(); err == nil {
 				var ok bool
@@ -919,7 +945,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			a.DeviceDensity = float32(f)
 		case "device_locale":
 			v, err = d.strVal()
-			a.DeviceLocale = d.str(v)
+			a.DeviceLocale = d.same(v, d.last.DeviceLocale)
 		case "device_low_power_mode":
 			a.DeviceLowPowerMode, err = d.boolVal()
 		case "device_thermal_throttling_enabled":
@@ -938,7 +964,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			}
 		case "os_version":
 			v, err = d.strVal()
-			a.OSVersion = d.str(v)
+			a.OSVersion = d.same(v, d.last.OSVersion)
 			present |= aOSVersion
 		case "os_page_size":
 			var n uint64
@@ -953,7 +979,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			}
 		case "network_provider":
 			v, err = d.strVal()
-			a.NetworkProvider = d.str(v)
+			a.NetworkProvider = d.same(v, d.last.NetworkProvider)
 		case "network_generation":
 			if v, err = d.strVal(); err == nil {
 				var ok bool
@@ -963,14 +989,14 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			}
 		case "device_cpu_arch":
 			v, err = d.strVal()
-			a.DeviceCPUArch = d.str(v)
+			a.DeviceCPUArch = d.same(v, d.last.DeviceCPUArch)
 		case "session_start_time":
 			a.SessionStartTime, err = d.timeVal()
 		default:
 			err = d.extraAttribute(key)
 		}
 		if err != nil {
-			return 0, under(err, k)
+			return 0, under(err, string(key))
 		}
 	}
 }
@@ -1257,15 +1283,14 @@ func (d *decoder) span(sp *Span) error {
 		if esc {
 			key = unescape(nil, key)
 		}
-		k := string(key)
 		if null, err := s.isNull(); null || err != nil {
 			if err != nil {
-				return under(err, k)
+				return under(err, string(key))
 			}
 			continue // parent_id: null is a root span; null elsewhere counts as absent
 		}
 		var v []byte
-		switch k {
+		switch string(key) {
 		case "name", "span_name": // the multipart reference calls it span_name
 			if v, err = d.strVal(); err == nil {
 				if len(v) == 0 {
@@ -1332,7 +1357,7 @@ func (d *decoder) span(sp *Span) error {
 			err = s.skip()
 		}
 		if err != nil {
-			return under(err, k)
+			return under(err, string(key))
 		}
 	}
 	for _, r := range spanRequired {

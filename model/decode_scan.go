@@ -14,6 +14,7 @@ type scanner struct {
 	buf   []byte
 	pos   int
 	depth int
+	sawWS bool   // set by ws whenever it skips something; lets payload copies skip compaction
 	where string // names buf in syntax errors when it is not the request body
 }
 
@@ -41,10 +42,14 @@ func quoteByte(c byte) string {
 
 // ws skips insignificant whitespace.
 func (s *scanner) ws() {
+	if s.pos < len(s.buf) && s.buf[s.pos] > ' ' {
+		return
+	}
 	for s.pos < len(s.buf) {
 		switch s.buf[s.pos] {
 		case ' ', '\n', '\r', '\t':
 			s.pos++
+			s.sawWS = true
 		default:
 			return
 		}
@@ -173,48 +178,51 @@ func (s *scanner) str() (raw []byte, esc bool, err error) {
 	if s.peek() != '"' {
 		return nil, false, s.unexpected("a string")
 	}
-	s.pos++
-	start := s.pos
 	b := s.buf
+	start := s.pos + 1
+	i := start
 	for {
-		for s.pos < len(b) && strSafe[b[s.pos]] {
-			s.pos++
+		for i < len(b) && strSafe[b[i]] {
+			i++
 		}
-		if s.pos >= len(b) {
+		if i >= len(b) {
+			s.pos = i
 			return nil, false, s.syntax("unterminated string")
 		}
-		c := b[s.pos]
+		c := b[i]
 		switch {
 		case c == '"':
-			raw = b[start:s.pos]
-			s.pos++
-			return raw, esc, nil
+			s.pos = i + 1
+			return b[start:i], esc, nil
 		case c == '\\':
 			esc = true
-			if s.pos+1 >= len(b) {
-				s.pos++
+			if i+1 >= len(b) {
+				s.pos = i + 1
 				return nil, false, s.syntax("unterminated string")
 			}
-			switch b[s.pos+1] {
+			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos += 2
+				i += 2
 			case 'u':
-				if s.pos+6 > len(b) || !isHex4(b[s.pos+2:s.pos+6]) {
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					s.pos = i
 					return nil, false, s.syntax(`invalid \u escape in string`)
 				}
-				s.pos += 6
+				i += 6
 			default:
-				s.pos++
-				return nil, false, s.syntax("invalid escape " + quoteByte(b[s.pos]) + " in string")
+				s.pos = i + 1
+				return nil, false, s.syntax("invalid escape " + quoteByte(b[i+1]) + " in string")
 			}
 		case c < 0x20:
+			s.pos = i
 			return nil, false, s.syntax("control character " + quoteByte(c) + " in string")
 		default: // >= 0x80
-			r, n := utf8.DecodeRune(b[s.pos:])
+			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n <= 1 {
+				s.pos = i
 				return nil, false, s.syntax("invalid UTF-8 in string")
 			}
-			s.pos += n
+			i += n
 		}
 	}
 }
@@ -438,6 +446,14 @@ func appendCompact(dst, raw []byte) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// appendMaybeCompact is appendCompact when raw may hold whitespace, else a plain copy.
+func appendMaybeCompact(dst, raw []byte, hasWS bool) []byte {
+	if hasWS {
+		return appendCompact(dst, raw)
+	}
+	return append(dst, raw...)
 }
 
 // compactLen is len(appendCompact(nil, raw)) without building it.
