@@ -112,6 +112,22 @@ type MetaStore interface {
 	// TouchAPIKey records that the key was used at the given time (kept only when later).
 	TouchAPIKey(ctx context.Context, key string, at time.Time) error
 
+	// PutBuild records a build's size; putting the same (app, version name, version code,
+	// build type) again replaces Size and UpdatedAt. ErrNotFound for an unknown app.
+	PutBuild(ctx context.Context, b model.Build) error
+	// Builds lists an app's builds, most recently updated first.
+	Builds(ctx context.Context, appID uuid.UUID) ([]model.Build, error)
+	// AddMappings stores mapping file records, all or none. ErrConflict when an id is taken,
+	// ErrNotFound for an unknown app.
+	AddMappings(ctx context.Context, ms []model.Mapping) error
+	// Mappings lists the mapping records of one version of an app, oldest first.
+	Mappings(ctx context.Context, appID uuid.UUID, versionName, versionCode string) ([]model.Mapping, error)
+	// SDKConfig returns the app's SDK configuration and when it was set; ErrNotFound when it
+	// was never set (the caller serves model.DefaultSDKConfig).
+	SDKConfig(ctx context.Context, appID uuid.UUID) (model.SDKConfig, time.Time, error)
+	// SetSDKConfig replaces the app's SDK configuration. ErrNotFound for an unknown app.
+	SetSDKConfig(ctx context.Context, appID uuid.UUID, c model.SDKConfig, at time.Time) error
+
 	CreateAuthSession(ctx context.Context, s model.AuthSession) error
 	AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSession, error)
 	// RotateAuthSession replaces RefreshID and ExpiresAt when the stored RefreshID equals

@@ -372,10 +372,17 @@ func (s *Spool) Close() error {
 	<-s.stopped
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var err error
 	if s.active != nil {
-		err := s.active.Close()
+		err = s.active.Close()
 		s.active = nil
-		return err
 	}
-	return nil
+	// Everything acknowledged (a clean shutdown after the last flush): nothing needs replay.
+	if err == nil && s.pending == 0 {
+		for _, sg := range s.segs {
+			_ = os.Remove(sg.path)
+		}
+		s.segs = nil
+	}
+	return err
 }

@@ -44,6 +44,20 @@ type Config struct {
 
 	LogLevel        string
 	ShutdownTimeout time.Duration
+
+	SpoolMaxBytes     int64
+	FlushRows         int
+	FlushInterval     time.Duration
+	IngestRatePerMin  int
+	SessionIdle       time.Duration
+	UploadURLTTL      time.Duration
+	MaxMappingBytes   int64
+	MaxJSONBytes      int64
+	MaxMultipartBytes int64
+
+	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
+	// port in it when Addr asks for any free port (:0).
+	publicURLDefault bool
 }
 
 // Setting describes one configuration value: its flag, environment variable and meaning.
@@ -64,6 +78,26 @@ func dur(p func(*Config) *time.Duration) func(*flag.FlagSet, *Config, Setting) {
 			panic("bad default for " + s.Flag)
 		}
 		fs.DurationVar(p(c), s.Flag, d, s.Usage)
+	}
+}
+
+func integer(p func(*Config) *int) func(*flag.FlagSet, *Config, Setting) {
+	return func(fs *flag.FlagSet, c *Config, s Setting) {
+		n, err := strconv.Atoi(s.Default)
+		if err != nil {
+			panic("bad default for " + s.Flag)
+		}
+		fs.IntVar(p(c), s.Flag, n, s.Usage)
+	}
+}
+
+func bytesize(p func(*Config) *int64) func(*flag.FlagSet, *Config, Setting) {
+	return func(fs *flag.FlagSet, c *Config, s Setting) {
+		n, err := strconv.ParseInt(s.Default, 10, 64)
+		if err != nil {
+			panic("bad default for " + s.Flag)
+		}
+		fs.Int64Var(p(c), s.Flag, n, s.Usage)
 	}
 }
 
@@ -96,6 +130,15 @@ var Settings = []Setting{
 	{"refresh-token-ttl", "SVC_REFRESH_TOKEN_TTL", "168h", "lifetime of refresh tokens", dur(func(c *Config) *time.Duration { return &c.RefreshTokenTTL })},
 	{"log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", "30s", "how long SIGTERM waits for requests and flushes", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{"spool-max-bytes", "SVC_SPOOL_MAX_BYTES", "268435456", "PUT /events answers 503 while the spool holds more than this many bytes not yet in the event store", bytesize(func(c *Config) *int64 { return &c.SpoolMaxBytes })},
+	{"flush-rows", "SVC_FLUSH_ROWS", "50000", "rows per event store insert", integer(func(c *Config) *int { return &c.FlushRows })},
+	{"flush-interval", "SVC_FLUSH_INTERVAL", "1s", "longest wait before held rows are inserted", dur(func(c *Config) *time.Duration { return &c.FlushInterval })},
+	{"ingest-rate-limit", "SVC_INGEST_RATE_LIMIT", "6000", "PUT /events and PUT /builds requests per minute per app; over it, 429", integer(func(c *Config) *int { return &c.IngestRatePerMin })},
+	{"session-idle", "SVC_SESSION_IDLE", "5m", "a session actor without events for this long is passivated", dur(func(c *Config) *time.Duration { return &c.SessionIdle })},
+	{"upload-url-ttl", "SVC_UPLOAD_URL_TTL", "1h", "lifetime of attachment and mapping upload URLs", dur(func(c *Config) *time.Duration { return &c.UploadURLTTL })},
+	{"max-mapping-bytes", "SVC_MAX_MAPPING_BYTES", "536870912", "largest mapping file PUT /builds accepts (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxMappingBytes })},
+	{"max-json-bytes", "SVC_MAX_JSON_BYTES", "9437184", "largest JSON body of PUT /events (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxJSONBytes })},
+	{"max-multipart-bytes", "SVC_MAX_MULTIPART_BYTES", "20971520", "largest multipart body of PUT /events (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxMultipartBytes })},
 }
 
 // ParseConfig reads the environment (getenv) and then args. The error is one line naming the
@@ -148,6 +191,7 @@ func (c *Config) validate() error {
 	if c.PublicURL == "" {
 		_, port, _ := net.SplitHostPort(c.Addr)
 		c.PublicURL = "http://localhost:" + port
+		c.publicURLDefault = true
 	}
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -172,6 +216,19 @@ func (c *Config) validate() error {
 	}
 	if c.AccessTokenTTL >= c.RefreshTokenTTL {
 		return errors.New("--access-token-ttl must be shorter than --refresh-token-ttl")
+	}
+	positive := []struct {
+		name string
+		ok   bool
+	}{
+		{"--spool-max-bytes", c.SpoolMaxBytes > 0}, {"--flush-rows", c.FlushRows > 0}, {"--flush-interval", c.FlushInterval > 0},
+		{"--ingest-rate-limit", c.IngestRatePerMin > 0}, {"--session-idle", c.SessionIdle > 0}, {"--upload-url-ttl", c.UploadURLTTL > 0},
+		{"--max-mapping-bytes", c.MaxMappingBytes > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
+	}
+	for _, p := range positive {
+		if !p.ok {
+			return fmt.Errorf("%s must be positive", p.name)
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -15,9 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/dgraph-io/badger/v4"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httprate"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -26,15 +28,18 @@ import (
 	"github.com/svc-dev/svc/http/admin"
 	"github.com/svc-dev/svc/http/auth"
 	"github.com/svc-dev/svc/http/httpx"
+	"github.com/svc-dev/svc/http/ingest"
 	"github.com/svc-dev/svc/http/ops"
 	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
 	"github.com/svc-dev/svc/sinks/badgermeta"
 	chstore "github.com/svc-dev/svc/sinks/clickhouse"
+	"github.com/svc-dev/svc/sinks/gate"
 	"github.com/svc-dev/svc/sinks/localblob"
 	pgstore "github.com/svc-dev/svc/sinks/postgres"
 	"github.com/svc-dev/svc/sinks/s3blob"
+	"github.com/svc-dev/svc/sinks/spool"
 )
 
 // Node is one running svc node.
@@ -43,6 +48,9 @@ type Node struct {
 	log *slog.Logger
 
 	db     *badger.DB
+	Spool  *spool.Spool
+	Dir    *actors.LocalDirectory
+	Keys   *ingest.Keys
 	Events sinks.EventStore
 	Meta   sinks.MetaStore
 	Blobs  sinks.BlobStore
@@ -51,11 +59,11 @@ type Node struct {
 	// Backend names, as /readyz and the start-up log show them.
 	EventBackend, MetaBackend, BlobBackend string
 
-	public, admin         *http.Server
-	publicLn, adminLn     net.Listener
-	serveDone             chan error
-	closers               []func() error
-	adminTokenFromDataDir bool
+	public, admin     *http.Server
+	publicLn, adminLn net.Listener
+	serveDone         chan error
+	closers           []func() error
+	flusher           *actor.PID
 }
 
 // secrets are generated once per data directory so tokens and upload URLs stay valid across
@@ -105,6 +113,20 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 			n = nil
 		}
 	}()
+	// Listen first: a port taken is the most common start-up failure, and with --addr :0 the
+	// public URL needs the real port. Connections wait in the backlog until serving starts.
+	if n.publicLn, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen on --addr: %w", err)
+	}
+	n.closers = append(n.closers, func() error { return ignoreClosed(n.publicLn.Close()) })
+	if n.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+		return nil, fmt.Errorf("listen on --admin-addr: %w", err)
+	}
+	n.closers = append(n.closers, func() error { return ignoreClosed(n.adminLn.Close()) })
+	if cfg.publicURLDefault {
+		cfg.PublicURL = fmt.Sprintf("http://localhost:%d", n.publicLn.Addr().(*net.TCPAddr).Port)
+		n.cfg = cfg
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -131,7 +153,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 			return nil, err
 		}
 		adminToken = strings.TrimSpace(string(tb))
-		n.adminTokenFromDataDir = true
 	}
 
 	n.db, err = badgerdb.Open(filepath.Join(cfg.DataDir, "badger"), log)
@@ -184,11 +205,51 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		n.Blobs, n.BlobBackend, blobHandler = st, "localdisk", st.Handler()
 	}
 
-	n.Actors = actors.NewSystem(log)
-	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// Ingest pipeline: spool → actors → flusher → event store.
+	sp, recs, err := spool.Open(filepath.Join(cfg.DataDir, "spool"), spool.Options{})
+	if err != nil {
+		return nil, err
+	}
+	n.Spool = sp
+	n.closers = append(n.closers, sp.Close)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_spool_pending_bytes",
+		Help: "Bytes of accepted batches not yet in the event store."}, func() float64 { return float64(sp.PendingBytes()) }))
+	n.Actors = actors.NewSystem(log)
+	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
+	n.flusher = n.Actors.AS.Root.Spawn(actors.NewFlusher(n.Events, sp,
+		actors.FlushOptions{MaxRows: cfg.FlushRows, Interval: cfg.FlushInterval}, actors.NewFlushMetrics(reg), log))
+	n.closers = append(n.closers, func() error {
+		// Stopping flushes what the flusher holds; what fails stays in the spool for the next start.
+		return n.Actors.AS.Root.PoisonFuture(n.flusher).Wait()
+	})
+	snaps := actors.Snapshots{DB: n.db}
+	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
+		actors.KindApp:     actors.AppProducer(),
+		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
+	})
+	n.closers = append(n.closers, func() error { n.Dir.StopAll(10 * time.Second); return nil })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_session_actors",
+		Help: "Live session actors."}, func() float64 { return float64(n.Dir.Count(actors.KindSession)) }))
+	n.Keys = &ingest.Keys{Meta: n.Meta}
+	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(n.db, 0),
+		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
+		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
+		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL}
+	if len(recs) > 0 {
+		ne, ns, err := events.Replay(ctx, recs)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("spool replayed", "records", len(recs), "events", ne, "spans", ns)
+	}
+	ingestLimit := httprate.Limit(cfg.IngestRatePerMin, time.Minute,
+		httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return ingest.AppFrom(r.Context()).ID.String(), nil }),
+		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+			httpx.Error(w, http.StatusTooManyRequests, "this app sends requests faster than its limit; retry after the time in Retry-After")
+		}))
 	tokens := &auth.Issuer{AccessSecret: []byte(sec.Access), RefreshSecret: []byte(sec.Refresh),
 		AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL}
 
@@ -204,6 +265,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	if blobHandler != nil {
 		pub.Handle("/blobs/*", blobHandler)
 	}
+	pub.Group(func(r chi.Router) {
+		r.Use(n.Keys.Middleware, ingestLimit)
+		r.Method(http.MethodPut, "/events", events)
+	})
 	pub.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
@@ -220,14 +285,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
 
-	if n.publicLn, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, fmt.Errorf("listen on --addr: %w", err)
-	}
-	n.closers = append(n.closers, func() error { return ignoreClosed(n.publicLn.Close()) })
-	if n.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
-		return nil, fmt.Errorf("listen on --admin-addr: %w", err)
-	}
-	n.closers = append(n.closers, func() error { return ignoreClosed(n.adminLn.Close()) })
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	n.public = &http.Server{Handler: pub, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
 	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
