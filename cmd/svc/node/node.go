@@ -198,7 +198,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		}
 		n.Blobs, n.BlobBackend = st, "s3"
 	} else {
-		st, err := localblob.New(filepath.Join(cfg.DataDir, "blobs"), cfg.PublicURL, []byte(sec.Blob))
+		st, err := localblob.New(filepath.Join(cfg.DataDir, "blobs"), cfg.PublicURL, []byte(sec.Blob),
+			localblob.WithMaxUpload(max(cfg.MaxMappingBytes, localblob.DefaultMaxUpload)))
 		if err != nil {
 			return nil, fmt.Errorf("open blob dir: %w", err)
 		}
@@ -268,6 +269,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	pub.Group(func(r chi.Router) {
 		r.Use(n.Keys.Middleware, ingestLimit)
 		r.Method(http.MethodPut, "/events", events)
+		r.Method(http.MethodPut, "/builds", &ingest.Builds{Meta: n.Meta, Blobs: n.Blobs, MaxMappingBytes: cfg.MaxMappingBytes, UploadTTL: cfg.UploadURLTTL})
+		r.Method(http.MethodGet, "/config", &ingest.Config{Meta: n.Meta})
 	})
 	pub.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
