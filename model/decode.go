@@ -515,6 +515,10 @@ func (d *decoder) event(e *Event) error {
 			}
 			have |= hasSession
 		case "type":
+			if have&hasType != 0 {
+				// A second type could pair the member checked for one kind with another kind.
+				return fieldErr("type", "must appear only once")
+			}
 			v, err := d.strVal()
 			if err != nil {
 				return under(err, "type")
@@ -555,6 +559,7 @@ func (d *decoder) event(e *Event) error {
 				}
 				continue
 			}
+			e.Attribute = Attributes{} // a repeated member replaces, never merges
 			if attrPresent, err = d.attributes(&e.Attribute); err != nil {
 				return under(err, "attribute")
 			}
@@ -1345,6 +1350,7 @@ func (d *decoder) span(sp *Span) error {
 		case "checkpoints":
 			sp.Checkpoints, err = d.checkpoints()
 		case "attributes":
+			sp.Attributes = Attributes{} // a repeated member replaces, never merges
 			attrPresent, err = d.attributes(&sp.Attributes)
 			have |= sAttributes
 		case "user_defined_attribute":

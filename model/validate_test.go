@@ -566,3 +566,18 @@ func errorsAs(err error, target **ValidationError) bool {
 	}
 	return ok
 }
+
+// TestDuplicateMembers: a repeated "type" is rejected (it could pair one kind's checked member
+// with another kind); a repeated attribute object replaces the first instead of merging.
+func TestDuplicateMembers(t *testing.T) {
+	ev := string(eventWith(t, "custom", `{"name":"x"}`))
+	twice := strings.Replace(ev, `"type":"custom"`, `"type":"custom","type":"http"`, 1)
+	_, _, err := DecodeEvent([]byte(twice), testApp, 0)
+	checkErr(t, err, "event", 0, "type")
+	again := strings.Replace(ev, `"attribute":`, `"attribute":{"device_name":"first"},"attribute":`, 1)
+	again = strings.Replace(again, `"device_name":"sunfish",`, ``, 1)
+	e, _, err := DecodeEvent([]byte(again), testApp, 0)
+	if err != nil || e.Attribute.DeviceName != "" {
+		t.Fatalf("attribute merged: %q %v", e.Attribute.DeviceName, err)
+	}
+}

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// checkAccepted holds for anything the decoder accepts: the input was valid JSON (the decoder is
+// stricter than encoding/json, never looser), the batch re-validates, every payload is compact
+// valid JSON of an object, and every item carries what its rules require.
+func checkAccepted(t *testing.T, input []byte, b *Batch) {
+	t.Helper()
+	if !json.Valid(input) {
+		t.Fatalf("accepted input that encoding/json rejects: %q", input)
+	}
+	if err := b.Validate(); err != nil {
+		t.Fatalf("accepted batch does not re-validate: %v", err)
+	}
+	for i := range b.Events {
+		e := &b.Events[i]
+		if _, ok := kindSchemas[e.Type]; !ok {
+			t.Fatalf("event %d: type %q", i, e.Type)
+		}
+		if e.Payload == nil {
+			if e.Type != "session_start" {
+				t.Fatalf("event %d: no payload for %s", i, e.Type)
+			}
+			continue
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, e.Payload); err != nil || !bytes.Equal(c.Bytes(), e.Payload) || e.Payload[0] != '{' {
+			t.Fatalf("event %d: payload not compact JSON object: %q (%v)", i, e.Payload, err)
+		}
+		if e.Attribute.InstallationID == "" || e.Attribute.AppVersion == "" {
+			t.Fatalf("event %d: required attributes empty: %+v", i, e.Attribute)
+		}
+		for j := 1; j < len(e.UserDefined); j++ {
+			if e.UserDefined[j-1].Key >= e.UserDefined[j].Key {
+				t.Fatalf("event %d: UD not sorted or duplicate: %+v", i, e.UserDefined)
+			}
+		}
+	}
+	for i := range b.Spans {
+		s := &b.Spans[i]
+		if len(s.SpanID) != 16 || len(s.TraceID) != 32 || s.Status > 2 || s.EndTime < s.StartTime {
+			t.Fatalf("span %d: %+v", i, s)
+		}
+	}
+}
+
+func checkRejected(t *testing.T, err error) {
+	t.Helper()
+	var ve *ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Error() == "" {
+		t.Fatalf("rejection is not a ValidationError: %T %v", err, err)
+	}
+}
+
+// FuzzDecodeBatch: no input panics; rejections are ValidationErrors; acceptances are sound.
+func FuzzDecodeBatch(f *testing.F) {
+	for _, body := range fixtureBatches(f) {
+		f.Add(body, false)
+	}
+	f.Add([]byte(`{"events":[`+string(eventWith(f, "custom", `{"name":"x"}`))+`],"spans":[`+baseSpan+`]}`), true)
+	f.Add([]byte(`{"events":[],"spans":[]}`), false)
+	f.Add([]byte(`{"events":[{"user_defined_attributes":"{\"a\":1}"}]}`), false)
+	f.Fuzz(func(t *testing.T, body []byte, multipart bool) {
+		b, err := DecodeBatch(body, testApp, multipart)
+		if err != nil {
+			checkRejected(t, err)
+			return
+		}
+		checkAccepted(t, body, &b)
+	})
+}
+
+// FuzzDecodeEvent: a multipart event part decodes the same way alone and inside a JSON body.
+func FuzzDecodeEvent(f *testing.F) {
+	seen := map[string]bool{}
+	for _, body := range fixtureBatches(f) {
+		for _, raw := range splitBatch(f, body).Events {
+			var head struct{ Type string }
+			_ = json.Unmarshal(raw, &head)
+			if !seen[head.Type] || bytes.Contains(raw, []byte(`"bytes"`)) && !seen["bytes"] {
+				seen[head.Type] = true
+				seen["bytes"] = seen["bytes"] || bytes.Contains(raw, []byte(`"bytes"`))
+				f.Add([]byte(raw))
+			}
+		}
+	}
+	for _, name := range []string{
+		"event_android_exception-dart_sdk0.17.0-SNAPSHOT_symbolicator-input.json",
+		"event_android_exception-jvm_sdk0.18.0-SNAPSHOT_symbolicator-input.json",
+		"openapi_put-events_multipart-part_event-log.json",
+	} {
+		f.Add(readFixture(f, name))
+	}
+	f.Fuzz(func(t *testing.T, part []byte) {
+		e, inline, err := DecodeEvent(part, testApp, 3)
+		if err != nil {
+			checkRejected(t, err)
+			var ve *ValidationError
+			if errors.As(err, &ve) && (ve.Item != "event" || ve.Index != 3) {
+				t.Fatalf("error names %s %d, want event 3: %v", ve.Item, ve.Index, err)
+			}
+			return
+		}
+		b := Batch{Events: []Event{e}, Inline: inline}
+		checkAccepted(t, part, &b)
+		if e.Attribute.Platform == "" {
+			t.Fatal("multipart rules accepted an event without platform")
+		}
+		wrapped := append(append([]byte(`{"events":[`), part...), "]}"...)
+		jb, err := DecodeBatch(wrapped, testApp, true)
+		if err != nil {
+			t.Fatalf("accepted as a part, rejected in a body: %v", err)
+		}
+		if len(jb.Events) != 1 || jb.Events[0].ID != e.ID || !bytes.Equal(jb.Events[0].Payload, e.Payload) ||
+			jb.Events[0].Timestamp != e.Timestamp || jb.Events[0].Attribute != e.Attribute || len(jb.Inline) != len(inline) {
+			t.Fatalf("part and body decode differ")
+		}
+	})
+}
