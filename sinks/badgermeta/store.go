@@ -37,6 +37,13 @@ const (
 	pAppKey   = badgerdb.PrefixMeta + "ak/" // app id, API key → nothing
 	pSession  = badgerdb.PrefixMeta + "s/"  // session id → model.AuthSession
 	pExpiry   = badgerdb.PrefixMeta + "se/" // expiry (timeKey), session id → nothing
+
+	// Strings in the keys below are ended by a NUL byte, which checkText keeps out of them, so
+	// a key names one (version name, version code[, build type]) and no other.
+	pBuild      = badgerdb.PrefixMeta + "b/"  // app id, version name \0 version code \0 build type → model.Build
+	pMapping    = badgerdb.PrefixMeta + "mp/" // mapping id → model.Mapping
+	pVerMapping = badgerdb.PrefixMeta + "mv/" // app id, version name \0 version code \0, created (timeKey), mapping id → nothing
+	pConfig     = badgerdb.PrefixMeta + "c/"  // app id → configRec
 )
 
 // expireBatch bounds how many sessions one transaction of DeleteExpiredAuthSessions removes,
