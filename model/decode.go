@@ -95,6 +95,8 @@ type decoder struct {
 	scratch   []byte
 	arena     []byte
 	last      Attributes        // the previous item's attributes, whose strings the next item reuses
+	evs       []Event           // scratch for the events of a JSON body, see items
+	sps       []Span            // scratch for the spans of a JSON body
 	extraAttr []byte            // unknown attribute members of the current item, as JSON
 	attx      []AttachmentExtra // size/path of the current event's attachments
 }
@@ -369,6 +371,9 @@ func (d *decoder) batch() error {
 // the fixtures omits "spans" when there are none).
 func (d *decoder) items(name string, events bool) error {
 	s := &d.s
+	if (events && d.b.Events != nil) || (!events && d.b.Spans != nil) {
+		return fieldErr(name, "must appear only once")
+	}
 	if null, err := s.isNull(); null || err != nil {
 		return under(err, name)
 	}
@@ -378,14 +383,45 @@ func (d *decoder) items(name string, events bool) error {
 	if err := s.openArray(); err != nil {
 		return err
 	}
-	// Size the slice once instead of growing it by doubling (Event is ~0.5 kB): every event has
-	// exactly one "attribute" member and every span one "span_id", so counting those byte
-	// strings (a fast memchr-driven scan) estimates the count; it is a capacity hint only,
-	// bounded by the body size so a hostile body cannot make it large.
-	if events && d.b.Events == nil {
-		d.b.Events = make([]Event, 0, min(bytes.Count(s.buf, []byte(`"attribute"`)), len(s.buf)/128)+1)
-	} else if !events && d.b.Spans == nil {
-		d.b.Spans = make([]Span, 0, min(bytes.Count(s.buf, []byte(`"span_id"`)), len(s.buf)/128)+1)
+	// Items are decoded into the pooled scratch slices and copied out once at their final size:
+	// an Event is ~0.5 kB, and growing the result by doubling would allocate twice the batch.
+	if events {
+		d.b.Events = d.evs[:0]
+	} else {
+		d.b.Spans = d.sps[:0]
+	}
+	err := d.itemLoop(name, events)
+	if events {
+		d.evs = d.b.Events
+		d.b.Events = nil
+		if err == nil {
+			d.b.Events = append(make([]Event, 0, len(d.evs)), d.evs...)
+		}
+		clear(d.evs) // the pool must not keep the strings alive
+		if cap(d.evs) > 4096 {
+			d.evs = nil
+		}
+		d.evs = d.evs[:0]
+	} else {
+		d.sps = d.b.Spans
+		d.b.Spans = nil
+		if err == nil {
+			d.b.Spans = append(make([]Span, 0, len(d.sps)), d.sps...)
+		}
+		clear(d.sps)
+		if cap(d.sps) > 4096 {
+			d.sps = nil
+		}
+		d.sps = d.sps[:0]
+	}
+	return err
+}
+
+func (d *decoder) itemLoop(name string, events bool) error {
+	s := &d.s
+	kind := "span"
+	if events {
+		kind = "event"
 	}
 	for i := 0; ; i++ {
 		done, err := s.elem(i)
@@ -394,10 +430,6 @@ func (d *decoder) items(name string, events bool) error {
 		}
 		if done {
 			return nil
-		}
-		kind := "span"
-		if events {
-			kind = "event"
 		}
 		idx := len(d.b.Spans)
 		if events {

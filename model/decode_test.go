@@ -2,8 +2,10 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -362,5 +364,31 @@ func checkErr(t *testing.T, err error, itemKind string, index int, field string)
 	}
 	if ve.Rule == "" {
 		t.Fatalf("empty rule in %v", err)
+	}
+}
+
+// TestStrSpecial8 checks the 8-byte fast path of the string scanner against the byte table: it
+// must flag every word holding a byte the table does not call safe (a miss would let a quote or
+// a control character through).
+func TestStrSpecial8(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for p := 0; p < 8; p++ {
+			w := []byte("aaaaaaaa")
+			w[p] = byte(c)
+			if got := strSpecial8(binary.LittleEndian.Uint64(w)); got == strSafe[c] {
+				t.Fatalf("byte %#x at %d: special=%v", c, p, got)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 1_000_000; n++ {
+		x := r.Uint64()
+		want := false
+		for p := 0; p < 8; p++ {
+			want = want || !strSafe[byte(x>>(8*p))]
+		}
+		if strSpecial8(x) != want {
+			t.Fatalf("%#x: special=%v, want %v", x, !want, want)
+		}
 	}
 }
