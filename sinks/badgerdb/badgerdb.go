@@ -40,7 +40,8 @@ func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 		WithSyncWrites(true).
 		WithLogger(slogAdapter{logger})
 	if dir == "" {
-		opts = opts.WithInMemory(true)
+		// In memory there is no value log: every value must fit in the LSM tree.
+		opts = opts.WithInMemory(true).WithValueThreshold(1 << 20)
 	}
 	db, err := badger.Open(opts)
 	if err != nil {
