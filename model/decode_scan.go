@@ -237,9 +237,9 @@ func (s *scanner) str() (raw []byte, esc bool, err error) {
 // not ASCII (the SWAR zero-byte tests of "Bit Twiddling Hacks"; exact, no false negatives).
 func strSpecial8(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	lt20 := (x - ones*0x20) & ^x & highs
-	return (lt20 | hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')) | x&highs) != 0
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	return ((x-ones*0x20)&^x|(q-ones)&^q|(bs-ones)&^bs|x)&highs != 0
 }
 
 func isHex4(b []byte) bool {
