@@ -22,6 +22,30 @@ import (
 // and allocate per field; this reader validates as it reads, copies the kind member once into a
 // shared arena, interns the attribute strings that repeat across a batch, and costs no new
 // module. See BenchmarkDecodeBatch for the numbers.
+//
+// Decisions where the spec, DESIGN §6 and the real SDK bodies (shared/fixtures/measure) disagree.
+// Every fixture batch must be accepted unmodified, so the fixtures win over the letter of the
+// spec; each decision is also noted where it is enforced.
+//   - attachments: absent, null or [] (spec: required array). Attachment size/path → Extras.
+//   - user_defined_attribute: absent, null or an object; the legacy user_defined_attributes (the
+//     object as a JSON string, "{}" when empty) is used when the former is absent, null or {}.
+//   - timestamps: 0 to 9 fractional digits, 'Z' or ±hh:mm (ParseTimestamp); more digits are
+//     rejected. timestampInMillis must be an integer when present and is otherwise ignored:
+//     timestamp stays required (rule 3).
+//   - measure_sdk_version is service_sdk_version. os_name is matched without regard to case and
+//     stored lowercase ("iOS" → "ios"). thread_name must be present (rule 4) but may be "" (the
+//     iOS Flutter SDK sends ""). Other required attributes must be non-empty strings.
+//   - The attribute table's other R members (platform under JSON rules, network_*,
+//     device_cpu_arch) are checked against their value sets when present, not required: the
+//     acceptance rules say which are enforced, and the Android batches lack device_cpu_arch.
+//     Attribute members the table does not name (patch_id, patch_version) → Extras.
+//   - Kinds: see validate_kinds.go (exception: handled or severity, framework optional, frames'
+//     in_app optional; app_exit: REASON_/IMPORTANCE_ prefixes optional; warm_launch.is_lukewarm
+//     string or boolean). session_start may omit its empty member. Rule 6 is "no other event of
+//     the session is earlier": a tie is first (Android stamps session_start and cpu_usage alike).
+//   - Spans: parent_id null, absent or "" is a root span; span_name is accepted for name.
+//   - Unknown members: kept verbatim in Payload inside kind members; elsewhere checked for syntax
+//     and ignored. A repeated "type", "events" or "spans" member is rejected as ambiguous.
 
 // DecodeBatch decodes and validates a JSON PUT /events body {events: [...], spans: [...]} for the
 // app appID. multipartRules adds what the multipart reference requires on top of the JSON rules
@@ -220,11 +244,11 @@ func (d *decoder) uintVal(max uint64) (uint64, error) {
 		return 0, err
 	}
 	if !isInt || raw[0] == '-' {
-		return 0, fieldErr("", "must be a non-negative integer, got "+clip(raw))
+		return 0, fieldErr("", "must be a non-negative integer, got "+clipValue(raw))
 	}
 	v, ok := parseUint64(raw)
 	if !ok || v > max {
-		return 0, fieldErr("", "must be at most "+strconv.FormatUint(max, 10)+", got "+clip(raw))
+		return 0, fieldErr("", "must be at most "+strconv.FormatUint(max, 10)+", got "+clipValue(raw))
 	}
 	return v, nil
 }
@@ -238,11 +262,11 @@ func (d *decoder) intVal() (int64, error) {
 		return 0, err
 	}
 	if !isInt {
-		return 0, fieldErr("", "must be an integer, got "+clip(raw))
+		return 0, fieldErr("", "must be an integer, got "+clipValue(raw))
 	}
 	v, ok := parseInt64(raw)
 	if !ok {
-		return 0, fieldErr("", "must be within the int64 range, got "+clip(raw))
+		return 0, fieldErr("", "must be within the int64 range, got "+clipValue(raw))
 	}
 	return v, nil
 }
@@ -258,7 +282,7 @@ func (d *decoder) floatVal(max float64, name string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.Abs(v) > max {
-		return 0, fieldErr("", "must be within the "+name+" range, got "+clip(raw))
+		return 0, fieldErr("", "must be within the "+name+" range, got "+clipValue(raw))
 	}
 	return v, nil
 }
@@ -294,8 +318,8 @@ func parseInt64(raw []byte) (int64, bool) {
 	return int64(u), true
 }
 
-// clip quotes a value for an error message, shortened so a hostile value cannot bloat the answer.
-func clip(b []byte) string {
+// clipValue quotes a value for an error message, shortened so a hostile value cannot bloat the answer.
+func clipValue(b []byte) string {
 	const max = 64
 	if len(b) > max {
 		return strconv.Quote(string(b[:max])) + "…"
@@ -325,7 +349,7 @@ func enumErr(v []byte, set []string) error {
 		}
 		rule += " " + s
 	}
-	return fieldErr("", rule+"; got "+clip(v))
+	return fieldErr("", rule+"; got "+clipValue(v))
 }
 
 // ---- the request body ----
@@ -360,7 +384,7 @@ func (d *decoder) batch() error {
 			}
 		default: // tolerated and ignored; the spec names only events and spans
 			if err := s.skip(); err != nil {
-				return under(err, string(key))
+				return underField(err, string(key))
 			}
 		}
 	}
@@ -375,10 +399,10 @@ func (d *decoder) items(name string, events bool) error {
 		return fieldErr(name, "must appear only once")
 	}
 	if null, err := s.isNull(); null || err != nil {
-		return under(err, name)
+		return underField(err, name)
 	}
 	if s.peek() != '[' {
-		return under(d.typeErr("an array"), name)
+		return underField(d.typeErr("an array"), name)
 	}
 	if err := s.openArray(); err != nil {
 		return err
@@ -426,7 +450,7 @@ func (d *decoder) itemLoop(name string, events bool) error {
 	for i := 0; ; i++ {
 		done, err := s.elem(i)
 		if err != nil {
-			return under(err, name)
+			return underField(err, name)
 		}
 		if done {
 			return nil
@@ -436,7 +460,7 @@ func (d *decoder) itemLoop(name string, events bool) error {
 			idx = len(d.b.Events)
 		}
 		if err := d.item(idx, events); err != nil {
-			return item(err, kind, idx)
+			return atItem(err, kind, idx)
 		}
 	}
 }
@@ -448,9 +472,9 @@ func (d *decoder) one(index int, event bool) error {
 		kind = "event"
 	}
 	if err := d.item(index, event); err != nil {
-		return item(err, kind, index)
+		return atItem(err, kind, index)
 	}
-	return item(d.s.end(), kind, index)
+	return atItem(d.s.end(), kind, index)
 }
 
 func (d *decoder) item(index int, event bool) error {
@@ -538,12 +562,12 @@ func (d *decoder) event(e *Event) error {
 		switch string(key) {
 		case "id":
 			if e.ID, err = d.uuidVal(); err != nil {
-				return under(err, "id")
+				return underField(err, "id")
 			}
 			have |= hasID
 		case "session_id":
 			if e.SessionID, err = d.uuidVal(); err != nil {
-				return under(err, "session_id")
+				return underField(err, "session_id")
 			}
 			have |= hasSession
 		case "type":
@@ -553,68 +577,68 @@ func (d *decoder) event(e *Event) error {
 			}
 			v, err := d.strVal()
 			if err != nil {
-				return under(err, "type")
+				return underField(err, "type")
 			}
 			name, ok := kindNames[string(v)]
 			if !ok {
-				return fieldErr("type", clip(v)+" is not an event type of the ingestion spec")
+				return fieldErr("type", clipValue(v)+" is not an event type of the ingestion spec")
 			}
 			e.Type, sch = name, kindSchemas[name]
 			have |= hasType
 		case "timestamp":
 			if e.Timestamp, err = d.timeVal(); err != nil {
-				return under(err, "timestamp")
+				return underField(err, "timestamp")
 			}
 			have |= hasTimestamp
 		case "timestampInMillis": // legacy duplicate of timestamp (DESIGN §6): checked, not used
 			if null, err := s.isNull(); !null {
 				if err != nil {
-					return under(err, "timestampInMillis")
+					return underField(err, "timestampInMillis")
 				}
 				if _, err := d.intVal(); err != nil {
-					return under(err, "timestampInMillis")
+					return underField(err, "timestampInMillis")
 				}
 			}
 		case "user_triggered":
 			if null, err := s.isNull(); !null {
 				if err != nil {
-					return under(err, "user_triggered")
+					return underField(err, "user_triggered")
 				}
 				if e.UserTriggered, err = d.boolVal(); err != nil {
-					return under(err, "user_triggered")
+					return underField(err, "user_triggered")
 				}
 			}
 		case "attribute":
 			if null, err := s.isNull(); null || err != nil {
 				if err != nil {
-					return under(err, "attribute")
+					return underField(err, "attribute")
 				}
 				continue
 			}
 			e.Attribute = Attributes{} // a repeated member replaces, never merges
 			if attrPresent, err = d.attributes(&e.Attribute); err != nil {
-				return under(err, "attribute")
+				return underField(err, "attribute")
 			}
 			have |= hasAttribute
 		case "user_defined_attribute":
 			if ud, err = d.udAttrs(); err != nil {
-				return under(err, "user_defined_attribute")
+				return underField(err, "user_defined_attribute")
 			}
 			hasUD = ud != nil
 		case "user_defined_attributes": // legacy: the object as a JSON string
 			if udLegacy, err = d.udLegacy(); err != nil {
-				return under(err, "user_defined_attributes")
+				return underField(err, "user_defined_attributes")
 			}
 			hasLegacyUD = udLegacy != nil
 		case "attachments":
 			if e.Attachments, err = d.attachments(); err != nil {
-				return under(err, "attachments")
+				return underField(err, "attachments")
 			}
 		default:
 			if sch != nil && string(key) == e.Type {
 				s.sawWS = false
 				if kindStart, kindEnd, kindNull, err = d.kindMember(sch); err != nil {
-					return under(err, e.Type)
+					return underField(err, e.Type)
 				}
 				kindWS = s.sawWS
 				have |= hasKind
@@ -622,7 +646,7 @@ func (d *decoder) event(e *Event) error {
 			}
 			start := s.pos
 			if err := s.skip(); err != nil {
-				return under(err, string(key))
+				return underField(err, string(key))
 			}
 			if len(pending) < 64 { // beyond that nothing real is a candidate; keep memory bounded
 				pending = append(pending, pendingMember{string(key), start, s.pos})
@@ -650,7 +674,7 @@ func (d *decoder) event(e *Event) error {
 				kindStart, kindEnd, kindNull, err = d.kindMember(sch)
 				s.pos, kindWS = end, s.sawWS
 				if err != nil {
-					return under(err, e.Type)
+					return underField(err, e.Type)
 				}
 				have |= hasKind
 			}
@@ -668,7 +692,7 @@ func (d *decoder) event(e *Event) error {
 		d.b.Inline[i].EventID = e.ID
 	}
 	if err := d.requireEventAttrs(&e.Attribute, attrPresent); err != nil {
-		return under(err, "attribute")
+		return underField(err, "attribute")
 	}
 	switch {
 	case hasUD:
@@ -703,7 +727,7 @@ func (d *decoder) uuidVal() (uuid.UUID, error) {
 	}
 	id, perr := uuid.ParseBytes(v)
 	if perr != nil {
-		return uuid.UUID{}, fieldErr("", "must be a UUID, got "+clip(v))
+		return uuid.UUID{}, fieldErr("", "must be a UUID, got "+clipValue(v))
 	}
 	return id, nil
 }
@@ -715,7 +739,7 @@ func (d *decoder) timeVal() (int64, error) {
 	}
 	ts, perr := parseTimestamp(v)
 	if perr != nil {
-		return 0, fieldErr("", "is "+perr.Error()+": got "+clip(v))
+		return 0, fieldErr("", "is "+perr.Error()+": got "+clipValue(v))
 	}
 	return ts, nil
 }
@@ -778,7 +802,7 @@ func (d *decoder) attachment(a *Attachment) error {
 		}
 		if null, err := s.isNull(); null || err != nil {
 			if err != nil {
-				return under(err, string(key))
+				return underField(err, string(key))
 			}
 			continue
 		}
@@ -809,7 +833,7 @@ func (d *decoder) attachment(a *Attachment) error {
 			var v []byte
 			if v, err = d.strVal(); err == nil {
 				if _, terr := parseTimestamp(v); terr != nil {
-					err = fieldErr("", "is "+terr.Error()+": got "+clip(v))
+					err = fieldErr("", "is "+terr.Error()+": got "+clipValue(v))
 				} else {
 					a.Timestamp = d.str(v)
 				}
@@ -838,7 +862,7 @@ func (d *decoder) attachment(a *Attachment) error {
 			err = s.skip()
 		}
 		if err != nil {
-			return under(err, string(key))
+			return underField(err, string(key))
 		}
 	}
 	switch {
@@ -901,7 +925,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 		}
 		if null, err := s.isNull(); null || err != nil {
 			if err != nil {
-				return 0, under(err, string(key))
+				return 0, underField(err, string(key))
 			}
 			continue
 		}
@@ -1033,7 +1057,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			err = d.extraAttribute(key)
 		}
 		if err != nil {
-			return 0, under(err, string(key))
+			return 0, underField(err, string(key))
 		}
 	}
 }
@@ -1160,11 +1184,11 @@ func (d *decoder) udAttrs() ([]UDAttr, error) {
 			return nil, fieldErr("", "must have at most "+strconv.Itoa(MaxUDAttrs)+" attributes")
 		}
 		if len(key) == 0 || len(key) > MaxUDKeyLen {
-			return nil, fieldErr("", "key "+clip(key)+" must be 1 to "+strconv.Itoa(MaxUDKeyLen)+" characters long, is "+strconv.Itoa(utf8.RuneCount(key)))
+			return nil, fieldErr("", "key "+clipValue(key)+" must be 1 to "+strconv.Itoa(MaxUDKeyLen)+" characters long, is "+strconv.Itoa(utf8.RuneCount(key)))
 		}
 		for _, c := range key {
 			if !udKeyChar[c] {
-				return nil, fieldErr("", "key "+clip(key)+" may hold only letters, digits, '_' and '-'")
+				return nil, fieldErr("", "key "+clipValue(key)+" may hold only letters, digits, '_' and '-'")
 			}
 		}
 		if out == nil {
@@ -1172,7 +1196,7 @@ func (d *decoder) udAttrs() ([]UDAttr, error) {
 		}
 		a := UDAttr{Key: d.str(key)}
 		if err := d.udValue(&a); err != nil {
-			return nil, under(err, a.Key)
+			return nil, underField(err, a.Key)
 		}
 		out = append(out, a)
 	}
@@ -1182,7 +1206,7 @@ func (d *decoder) udAttrs() ([]UDAttr, error) {
 	sortUD(out)
 	for i := 1; i < len(out); i++ {
 		if out[i].Key == out[i-1].Key {
-			return nil, fieldErr("", "key "+clip([]byte(out[i].Key))+" appears more than once")
+			return nil, fieldErr("", "key "+clipValue([]byte(out[i].Key))+" appears more than once")
 		}
 	}
 	return out, nil
@@ -1214,7 +1238,7 @@ func (d *decoder) udValue(a *UDAttr) error {
 		if isInt {
 			v, ok := parseInt64(raw)
 			if !ok {
-				return fieldErr("", "integer value must be within the int64 range, got "+clip(raw))
+				return fieldErr("", "integer value must be within the int64 range, got "+clipValue(raw))
 			}
 			if v == 0 {
 				a.Type, a.Value = UDInt64, "0" // "-0"
@@ -1225,7 +1249,7 @@ func (d *decoder) udValue(a *UDAttr) error {
 		}
 		f, perr := strconv.ParseFloat(string(raw), 64)
 		if perr != nil || math.IsInf(f, 0) {
-			return fieldErr("", "number value must not exceed the float64 maximum, got "+clip(raw))
+			return fieldErr("", "number value must not exceed the float64 maximum, got "+clipValue(raw))
 		}
 		a.Type, a.Value = UDFloat64, strconv.FormatFloat(f, 'g', -1, 64)
 	default:
@@ -1322,7 +1346,7 @@ func (d *decoder) span(sp *Span) error {
 		}
 		if null, err := s.isNull(); null || err != nil {
 			if err != nil {
-				return under(err, string(key))
+				return underField(err, string(key))
 			}
 			continue // parent_id: null is a root span; null elsewhere counts as absent
 		}
@@ -1339,7 +1363,7 @@ func (d *decoder) span(sp *Span) error {
 		case "trace_id":
 			if v, err = d.strVal(); err == nil {
 				if !isLowerHex(v, 32) {
-					err = fieldErr("", "must be 32 lowercase hex characters, got "+clip(v))
+					err = fieldErr("", "must be 32 lowercase hex characters, got "+clipValue(v))
 				}
 				sp.TraceID = d.str(v)
 				have |= sTraceID
@@ -1347,7 +1371,7 @@ func (d *decoder) span(sp *Span) error {
 		case "span_id":
 			if v, err = d.strVal(); err == nil {
 				if !isLowerHex(v, 16) {
-					err = fieldErr("", "must be 16 lowercase hex characters, got "+clip(v))
+					err = fieldErr("", "must be 16 lowercase hex characters, got "+clipValue(v))
 				}
 				sp.SpanID = string(v)
 				have |= sSpanID
@@ -1356,7 +1380,7 @@ func (d *decoder) span(sp *Span) error {
 			// Decision: "" is a root span too, like null and absent.
 			if v, err = d.strVal(); err == nil && len(v) > 0 {
 				if !isLowerHex(v, 16) {
-					err = fieldErr("", "must be null or 16 lowercase hex characters, got "+clip(v))
+					err = fieldErr("", "must be null or 16 lowercase hex characters, got "+clipValue(v))
 				}
 				sp.ParentID = d.str(v)
 			}
@@ -1395,7 +1419,7 @@ func (d *decoder) span(sp *Span) error {
 			err = s.skip()
 		}
 		if err != nil {
-			return under(err, string(key))
+			return underField(err, string(key))
 		}
 	}
 	for _, r := range spanRequired {
@@ -1407,7 +1431,7 @@ func (d *decoder) span(sp *Span) error {
 		return fieldErr("end_time", "must not be before start_time")
 	}
 	if err := d.requireAttrs(&sp.Attributes, attrPresent, spanAttrRules); err != nil {
-		return under(err, "attributes")
+		return underField(err, "attributes")
 	}
 	switch {
 	case hasUD:
@@ -1488,7 +1512,7 @@ func (d *decoder) checkpoint(c *Checkpoint) error {
 			err = s.skip()
 		}
 		if err != nil {
-			return under(err, string(key))
+			return underField(err, string(key))
 		}
 	}
 	if !hasName {
@@ -1527,20 +1551,20 @@ func (d *decoder) object(sch *schema) error {
 		fi := sch.find(key)
 		if fi < 0 {
 			if err := s.skip(); err != nil {
-				return under(err, string(key))
+				return underField(err, string(key))
 			}
 			continue
 		}
 		f := &sch.fields[fi]
 		if isNull, err := s.isNull(); isNull || err != nil {
 			if err != nil {
-				return under(err, f.name)
+				return underField(err, f.name)
 			}
 			null |= 1 << fi
 			continue
 		}
 		if err := d.value(f); err != nil {
-			return under(err, f.name)
+			return underField(err, f.name)
 		}
 		present |= 1 << fi
 	}
@@ -1669,7 +1693,7 @@ func (d *decoder) value(f *field) error {
 					_, err = d.strVal()
 				}
 				if err != nil {
-					return under(err, string(key))
+					return underField(err, string(key))
 				}
 			}
 		}

@@ -14,7 +14,7 @@ var errTimestampRange = errors.New("outside the range of int64 Unix nanoseconds 
 // Accepted: YYYY-MM-DDTHH:MM:SS, then an optional '.' with 1 to 9 digits, then 'Z' or an offset
 // ±HH:MM. SDKs send 3 (iOS) or 8 (Android) digits and always 'Z' (DESIGN §6). Decisions:
 // no fraction at all is accepted too (a whole second is still an exact instant), more than 9
-// digits are rejected (precision below a nanosecond cannot be kept, and silently dropping it
+// tsDigits are rejected (precision below a nanosecond cannot be kept, and silently dropping it
 // would hide a broken clock format), and a numeric offset is accepted because RFC 3339 allows it.
 // It is hand-written because time.Parse costs an allocation and ~10x the time per call on the
 // ingest path, where every event and span carries one to three timestamps.
@@ -26,16 +26,16 @@ func parseTimestamp(b []byte) (int64, error) {
 	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return 0, ErrTimestamp
 	}
-	year, ok1 := digits(b[0:4])
-	month, ok2 := digits(b[5:7])
-	day, ok3 := digits(b[8:10])
-	hour, ok4 := digits(b[11:13])
-	minute, ok5 := digits(b[14:16])
-	sec, ok6 := digits(b[17:19])
+	year, ok1 := tsDigits(b[0:4])
+	month, ok2 := tsDigits(b[5:7])
+	day, ok3 := tsDigits(b[8:10])
+	hour, ok4 := tsDigits(b[11:13])
+	minute, ok5 := tsDigits(b[14:16])
+	sec, ok6 := tsDigits(b[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
 		return 0, ErrTimestamp
 	}
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+	if month < 1 || month > 12 || day < 1 || day > tsDaysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return 0, ErrTimestamp
 	}
 	i := 19
@@ -59,8 +59,8 @@ func parseTimestamp(b []byte) (int64, error) {
 	switch {
 	case i == len(b)-1 && b[i] == 'Z':
 	case i == len(b)-6 && (b[i] == '+' || b[i] == '-') && b[i+3] == ':':
-		oh, okh := digits(b[i+1 : i+3])
-		om, okm := digits(b[i+4 : i+6])
+		oh, okh := tsDigits(b[i+1 : i+3])
+		om, okm := tsDigits(b[i+4 : i+6])
 		if !okh || !okm || oh > 23 || om > 59 {
 			return 0, ErrTimestamp
 		}
@@ -71,7 +71,7 @@ func parseTimestamp(b []byte) (int64, error) {
 	default:
 		return 0, ErrTimestamp
 	}
-	secs := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - offset
+	secs := tsDaysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - offset
 	// int64 nanoseconds span ±9223372036.854775807 s; keep clear of the edges instead of
 	// checking overflow to the last nanosecond.
 	if secs < -9223372035 || secs > 9223372035 {
@@ -80,7 +80,7 @@ func parseTimestamp(b []byte) (int64, error) {
 	return secs*1e9 + frac, nil
 }
 
-func digits(b []byte) (int, bool) {
+func tsDigits(b []byte) (int, bool) {
 	n := 0
 	for _, c := range b {
 		if c < '0' || c > '9' {
@@ -91,7 +91,7 @@ func digits(b []byte) (int, bool) {
 	return n, true
 }
 
-func daysIn(month, year int) int {
+func tsDaysIn(month, year int) int {
 	switch month {
 	case 2:
 		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
@@ -104,9 +104,9 @@ func daysIn(month, year int) int {
 	return 31
 }
 
-// daysFromCivil counts days from 1970-01-01 to the given proleptic Gregorian date
+// tsDaysFromCivil counts days from 1970-01-01 to the given proleptic Gregorian date
 // (H. Hinnant's algorithm).
-func daysFromCivil(y, m, d int) int64 {
+func tsDaysFromCivil(y, m, d int) int64 {
 	if m <= 2 {
 		y--
 	}

@@ -46,9 +46,9 @@ func fieldErr(field, rule string) *ValidationError {
 	return &ValidationError{Field: field, Rule: rule}
 }
 
-// under prefixes the Field of a *ValidationError with a path element: "attribute" + "app_version"
+// underField prefixes the Field of a *ValidationError with a path element: "attribute" + "app_version"
 // gives "attribute.app_version", "frames" + "[3].in_app" gives "frames[3].in_app".
-func under(err error, p string) error {
+func underField(err error, p string) error {
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		return err
@@ -66,11 +66,11 @@ func under(err error, p string) error {
 
 // underIndex prefixes the Field with an array index: "[3]".
 func underIndex(err error, i int) error {
-	return under(err, "["+strconv.Itoa(i)+"]")
+	return underField(err, "["+strconv.Itoa(i)+"]")
 }
 
-// item sets the Item and Index of a *ValidationError.
-func item(err error, kind string, index int) error {
+// atItem sets the Item and Index of a *ValidationError.
+func atItem(err error, kind string, index int) error {
 	var ve *ValidationError
 	if errors.As(err, &ve) {
 		ve.Item, ve.Index = kind, index

@@ -78,39 +78,39 @@ var (
 		"layout_snapshot_json"} // the last one is legacy (DESIGN §6) and in the fixtures
 )
 
-func optStr(name string) field        { return field{name: name, t: fString} }
-func reqStr(name string) field        { return field{name: name, t: fString, req: true} }
-func opt(name string, t ftype) field  { return field{name: name, t: t} }
-func must(name string, t ftype) field { return field{name: name, t: t, req: true} }
-func enumOf(name string, set ...string) field {
+func optStrField(name string) field       { return field{name: name, t: fString} }
+func reqStrField(name string) field       { return field{name: name, t: fString, req: true} }
+func optField(name string, t ftype) field { return field{name: name, t: t} }
+func reqField(name string, t ftype) field { return field{name: name, t: t, req: true} }
+func enumField(name string, set ...string) field {
 	return field{name: name, t: fString, req: true, enum: set}
 }
 
 var frameSchema = &schema{fields: []field{
-	opt("line_num", fNumber), opt("col_num", fNumber),
-	optStr("module_name"), optStr("file_name"), optStr("class_name"), optStr("method_name"),
-	optStr("binary_name"), optStr("symbol_address"), opt("offset", fNumber), optStr("binary_address"),
-	optStr("instruction_address"), opt("frame_index", fNumber),
+	optField("line_num", fNumber), optField("col_num", fNumber),
+	optStrField("module_name"), optStrField("file_name"), optStrField("class_name"), optStrField("method_name"),
+	optStrField("binary_name"), optStrField("symbol_address"), optField("offset", fNumber), optStrField("binary_address"),
+	optStrField("instruction_address"), optField("frame_index", fNumber),
 	// Spec: in_app bool R. Fixtures omit: every JVM frame of the Android batches lacks it.
-	opt("in_app", fBool),
+	optField("in_app", fBool),
 }}
 
 var exceptionUnitSchema = &schema{fields: []field{
-	optStr("type"), optStr("message"), {name: "frames", t: fArray, sub: frameSchema},
-	optStr("signal"), optStr("thread_name"), opt("thread_sequence", fNumber), optStr("os_build_number"),
+	optStrField("type"), optStrField("message"), {name: "frames", t: fArray, sub: frameSchema},
+	optStrField("signal"), optStrField("thread_name"), optField("thread_sequence", fNumber), optStrField("os_build_number"),
 }}
 
 var threadSchema = &schema{fields: []field{
-	optStr("name"), {name: "frames", t: fArray, sub: frameSchema}, opt("sequence", fNumber),
+	optStrField("name"), {name: "frames", t: fArray, sub: frameSchema}, optField("sequence", fNumber),
 }}
 
 var binaryImageSchema = &schema{fields: []field{
-	optStr("start_addr"), optStr("end_addr"), optStr("base_addr"), optStr("name"), optStr("path"),
-	opt("system", fBool), reqStr("arch"), reqStr("uuid"), // R in the spec; every fixture image has both
+	optStrField("start_addr"), optStrField("end_addr"), optStrField("base_addr"), optStrField("name"), optStrField("path"),
+	optField("system", fBool), reqStrField("arch"), reqStrField("uuid"), // R in the spec; every fixture image has both
 }}
 
 var appleErrorSchema = &schema{fields: []field{
-	opt("numcode", fInt), optStr("code"), opt("meta", fObject),
+	optField("numcode", fInt), optStrField("code"), optField("meta", fObject),
 }}
 
 // ErrorObjectMaxBytes bounds the Apple `error` object of an exception, measured as compact JSON.
@@ -120,10 +120,10 @@ var exceptionSchema = &schema{
 	fields: []field{
 		// Spec: handled bool R. Fixtures omit it when they send `severity` (iOS/RN SDKs), and
 		// DESIGN §6 lists `handled` without `severity` as legacy: one of the two must be there.
-		opt("handled", fBool),
-		optStr("severity"),
+		optField("handled", fBool),
+		optStrField("severity"),
 		{name: "exceptions", t: fArray, req: true, sub: exceptionUnitSchema},
-		opt("foreground", fBool),
+		optField("foreground", fBool),
 		{name: "threads", t: fArray, sub: threadSchema},
 		{name: "binary_images", t: fArray, sub: binaryImageSchema},
 		// Spec: framework R, one of dart, jvm, apple, js. Fixtures omit it (Android JVM
@@ -140,41 +140,41 @@ var exceptionSchema = &schema{
 }
 
 var anrSchema = &schema{fields: []field{
-	must("handled", fBool),
+	reqField("handled", fBool),
 	{name: "exceptions", t: fArray, req: true, sub: exceptionUnitSchema},
-	must("foreground", fBool),
+	reqField("foreground", fBool),
 	{name: "threads", t: fArray, sub: threadSchema},
 	{name: "binary_images", t: fArray, sub: binaryImageSchema},
 }}
 
 var gestureClickSchema = &schema{fields: []field{
-	optStr("target"), optStr("target_id"),
-	opt("touch_down_time", fUint64), opt("touch_up_time", fUint64),
-	opt("width", fUint16), opt("height", fUint16),
-	must("x", fFloat32), must("y", fFloat32),
+	optStrField("target"), optStrField("target_id"),
+	optField("touch_down_time", fUint64), optField("touch_up_time", fUint64),
+	optField("width", fUint16), optField("height", fUint16),
+	reqField("x", fFloat32), reqField("y", fFloat32),
 }}
 
 var gestureScrollSchema = &schema{fields: []field{
-	optStr("target"), optStr("target_id"),
-	opt("touch_down_time", fUint64), opt("touch_up_time", fUint64),
-	must("x", fFloat32), must("y", fFloat32), must("end_x", fFloat32), must("end_y", fFloat32),
+	optStrField("target"), optStrField("target_id"),
+	optField("touch_down_time", fUint64), optField("touch_up_time", fUint64),
+	reqField("x", fFloat32), reqField("y", fFloat32), reqField("end_x", fFloat32), reqField("end_y", fFloat32),
 	{name: "direction", t: fString, enum: []string{"left", "right", "up", "down"}},
 }}
 
 var httpSchema = &schema{fields: []field{
 	// method: any non-empty string; SDKs send lowercase ("get", "post") and that is kept as is.
-	reqStr("url"), reqStr("method"), opt("status_code", fInt),
-	opt("start_time", fUint64), opt("end_time", fUint64),
-	optStr("failure_reason"), optStr("failure_description"),
-	opt("request_headers", fStrMap), opt("response_headers", fStrMap),
-	optStr("request_body"), optStr("response_body"), optStr("client"),
+	reqStrField("url"), reqStrField("method"), optField("status_code", fInt),
+	optField("start_time", fUint64), optField("end_time", fUint64),
+	optStrField("failure_reason"), optStrField("failure_description"),
+	optField("request_headers", fStrMap), optField("response_headers", fStrMap),
+	optStrField("request_body"), optStrField("response_body"), optStrField("client"),
 }}
 
 var networkChangeSchema = &schema{fields: []field{
-	enumOf("network_type", networkTypes...), reqStr("network_provider"),
-	enumOf("network_generation", networkGenerations...),
-	enumOf("previous_network_type", networkTypes...),
-	enumOf("previous_network_generation", networkGenerations...),
+	enumField("network_type", networkTypes...), reqStrField("network_provider"),
+	enumField("network_generation", networkGenerations...),
+	enumField("previous_network_type", networkTypes...),
+	enumField("previous_network_generation", networkGenerations...),
 }}
 
 var appExitSchema = &schema{fields: []field{
@@ -187,74 +187,74 @@ var appExitSchema = &schema{fields: []field{
 	{name: "importance", t: fString, req: true, prefix: "IMPORTANCE_", enum: []string{"FOREGROUND",
 		"FOREGROUND_SERVICE", "TOP_SLEEPING", "VISIBLE", "PERCEPTIBLE", "CANT_SAVE_STATE",
 		"SERVICE", "CACHED", "GONE"}},
-	optStr("trace"), reqStr("process_name"),
-	opt("pid", fStrOrNum), opt("timestamp", fStrOrNum), // spec: strings; a number is as clear
+	optStrField("trace"), reqStrField("process_name"),
+	optField("pid", fStrOrNum), optField("timestamp", fStrOrNum), // spec: strings; a number is as clear
 }}
 
 var lifecycleActivitySchema = &schema{fields: []field{
-	enumOf("type", "created", "resumed", "paused", "destroyed"), reqStr("class_name"),
-	optStr("intent"), opt("saved_instance_state", fBool),
+	enumField("type", "created", "resumed", "paused", "destroyed"), reqStrField("class_name"),
+	optStrField("intent"), optField("saved_instance_state", fBool),
 }}
 
 var lifecycleFragmentSchema = &schema{fields: []field{
-	enumOf("type", "attached", "resumed", "paused", "detached"), reqStr("class_name"),
-	optStr("parent_activity"), optStr("parent_fragment"), optStr("tag"),
+	enumField("type", "attached", "resumed", "paused", "detached"), reqStrField("class_name"),
+	optStrField("parent_activity"), optStrField("parent_fragment"), optStrField("tag"),
 }}
 
 var lifecycleViewControllerSchema = &schema{fields: []field{
-	enumOf("type", "loadView", "viewDidLoad", "viewWillAppear", "viewDidAppear", "viewWillDisappear",
+	enumField("type", "loadView", "viewDidLoad", "viewWillAppear", "viewDidAppear", "viewWillDisappear",
 		"viewDidDisappear", "didReceiveMemoryWarning", "initWithNibName", "initWithCoder", "vcDeinit"),
-	reqStr("class_name"),
+	reqStrField("class_name"),
 }}
 
 var lifecycleSwiftUISchema = &schema{fields: []field{
-	enumOf("type", "on_appear", "on_disappear"), reqStr("class_name"),
+	enumField("type", "on_appear", "on_disappear"), reqStrField("class_name"),
 }}
 
 var lifecycleAppSchema = &schema{fields: []field{
-	enumOf("type", "background", "foreground", "terminated"),
+	enumField("type", "background", "foreground", "terminated"),
 }}
 
 var launchFields = []field{
-	opt("process_start_uptime", fUint64), opt("process_start_requested_uptime", fUint64),
-	opt("content_provider_attach_uptime", fUint64),
-	must("on_next_draw_uptime", fUint64), reqStr("launched_activity"), must("has_saved_state", fBool),
-	optStr("intent_data"),
+	optField("process_start_uptime", fUint64), optField("process_start_requested_uptime", fUint64),
+	optField("content_provider_attach_uptime", fUint64),
+	reqField("on_next_draw_uptime", fUint64), reqStrField("launched_activity"), reqField("has_saved_state", fBool),
+	optStrField("intent_data"),
 }
 
 var coldLaunchSchema = &schema{fields: launchFields}
 
 var warmLaunchSchema = &schema{fields: append(append([]field(nil), launchFields...),
-	opt("app_visible_uptime", fUint64),
-	opt("is_lukewarm", fStrOrBool), // spec: string; the iOS SDK sends a boolean
+	optField("app_visible_uptime", fUint64),
+	optField("is_lukewarm", fStrOrBool), // spec: string; the iOS SDK sends a boolean
 )}
 
 var hotLaunchSchema = &schema{fields: []field{
-	opt("app_visible_uptime", fUint64), must("on_next_draw_uptime", fUint64),
-	reqStr("launched_activity"), must("has_saved_state", fBool), optStr("intent_data"),
+	optField("app_visible_uptime", fUint64), reqField("on_next_draw_uptime", fUint64),
+	reqStrField("launched_activity"), reqField("has_saved_state", fBool), optStrField("intent_data"),
 }}
 
 var cpuUsageSchema = &schema{fields: []field{
-	must("num_cores", fUint8), must("clock_speed", fUint64), must("uptime", fUint64),
-	must("utime", fUint64), must("stime", fUint64), must("cutime", fUint64), must("cstime", fUint64),
-	must("interval", fUint64), must("percentage_usage", fFloat64), must("start_time", fUint64),
+	reqField("num_cores", fUint8), reqField("clock_speed", fUint64), reqField("uptime", fUint64),
+	reqField("utime", fUint64), reqField("stime", fUint64), reqField("cutime", fUint64), reqField("cstime", fUint64),
+	reqField("interval", fUint64), reqField("percentage_usage", fFloat64), reqField("start_time", fUint64),
 }}
 
 var memoryFields = []field{
-	must("java_max_heap", fUint64), must("java_total_heap", fUint64), must("java_free_heap", fUint64),
-	must("total_pss", fUint64), must("native_total_heap", fUint64), must("native_free_heap", fUint64),
-	opt("rss", fUint64),
+	reqField("java_max_heap", fUint64), reqField("java_total_heap", fUint64), reqField("java_free_heap", fUint64),
+	reqField("total_pss", fUint64), reqField("native_total_heap", fUint64), reqField("native_free_heap", fUint64),
+	optField("rss", fUint64),
 }
 
-var memoryUsageSchema = &schema{fields: append(append([]field(nil), memoryFields...), must("interval", fUint64))}
+var memoryUsageSchema = &schema{fields: append(append([]field(nil), memoryFields...), reqField("interval", fUint64))}
 
 var lowMemorySchema = &schema{fields: memoryFields}
 
 var memoryUsageAbsoluteSchema = &schema{fields: []field{
-	must("max_memory", fUint64), must("used_memory", fUint64), must("interval", fUint64),
+	reqField("max_memory", fUint64), reqField("used_memory", fUint64), reqField("interval", fUint64),
 }}
 
-var nameSchema = &schema{fields: []field{reqStr("name")}}
+var nameSchema = &schema{fields: []field{reqStrField("name")}}
 
 // kindSchemas maps each event type to the schema of its member. Legacy kinds: bug_report, log,
 // low_memory, navigation (DESIGN §6 and the spec's versioning notes).
@@ -262,7 +262,7 @@ var kindSchemas = map[string]*schema{
 	"session_start":             {},
 	"anr":                       anrSchema,
 	"exception":                 exceptionSchema,
-	"string":                    {fields: []field{{name: "severity_text", t: fString, enum: []string{"info", "warning", "error", "fatal", "debug"}}, reqStr("string")}},
+	"string":                    {fields: []field{{name: "severity_text", t: fString, enum: []string{"info", "warning", "error", "fatal", "debug"}}, reqStrField("string")}},
 	"gesture_click":             gestureClickSchema,
 	"gesture_long_click":        gestureClickSchema,
 	"gesture_scroll":            gestureScrollSchema,
@@ -281,12 +281,12 @@ var kindSchemas = map[string]*schema{
 	"memory_usage":              memoryUsageSchema,
 	"memory_usage_absolute":     memoryUsageAbsoluteSchema,
 	"low_memory":                lowMemorySchema,
-	"trim_memory":               {fields: []field{reqStr("level")}}, // constants differ per platform: not enumerated
-	"navigation":                {fields: []field{optStr("source"), optStr("from"), reqStr("to")}},
+	"trim_memory":               {fields: []field{reqStrField("level")}}, // constants differ per platform: not enumerated
+	"navigation":                {fields: []field{optStrField("source"), optStrField("from"), reqStrField("to")}},
 	"screen_view":               nameSchema,
 	"custom":                    nameSchema,
-	"bug_report":                {fields: []field{optStr("description")}},
-	"log":                       {fields: []field{optStr("severity_text"), opt("severity_number", fInt), reqStr("body")}},
+	"bug_report":                {fields: []field{optStrField("description")}},
+	"log":                       {fields: []field{optStrField("severity_text"), optField("severity_number", fInt), reqStrField("body")}},
 }
 
 // kindNames holds the keys of kindSchemas as constant strings, so Event.Type costs no allocation.

@@ -65,16 +65,16 @@ func kindMembers(tb testing.TB) map[string]string {
 	return out
 }
 
-// edit applies JSON edits to a JSON object: each path is dotted, with numbers indexing arrays;
-// a value of del removes the member; raw JSON text is inserted as is (numbers stay exact).
-type edit struct {
+// jsonEdit applies JSON edits to a JSON object: each path is dotted, with numbers indexing arrays;
+// a value of delMarker removes the member; raw JSON text is inserted as is (numbers stay exact).
+type jsonEdit struct {
 	path  string
-	value string // JSON text, or del
+	value string // JSON text, or delMarker
 }
 
-const del = "\x00delete"
+const delMarker = "\x00delete"
 
-func applyEdits(tb testing.TB, doc []byte, edits ...edit) []byte {
+func applyEdits(tb testing.TB, doc []byte, edits ...jsonEdit) []byte {
 	tb.Helper()
 	var root any
 	dec := json.NewDecoder(bytes.NewReader(doc))
@@ -97,7 +97,7 @@ func applyEdits(tb testing.TB, doc []byte, edits ...edit) []byte {
 		last := parts[len(parts)-1]
 		switch c := cur.(type) {
 		case map[string]any:
-			if e.value == del {
+			if e.value == delMarker {
 				delete(c, last)
 			} else {
 				c[last] = json.RawMessage(e.value)
@@ -106,12 +106,12 @@ func applyEdits(tb testing.TB, doc []byte, edits ...edit) []byte {
 			i, _ := strconv.Atoi(last)
 			c[i] = json.RawMessage(e.value)
 		default:
-			tb.Fatalf("edit %s: parent is %T", e.path, cur)
+			tb.Fatalf("jsonEdit %s: parent is %T", e.path, cur)
 		}
 	}
 	out, err := json.Marshal(root)
 	if err != nil {
-		tb.Fatalf("edit: %v", err)
+		tb.Fatalf("jsonEdit: %v", err)
 	}
 	return out
 }
@@ -119,15 +119,15 @@ func applyEdits(tb testing.TB, doc []byte, edits ...edit) []byte {
 type ruleCase struct {
 	name      string
 	kind      string // event type whose valid member is the base; "span" for a span case
-	edits     []edit
+	edits     []jsonEdit
 	field     string // expected ValidationError.Field; "" means accepted
 	multipart bool   // field is only a violation under multipart rules (JSON rules accept it)
 }
 
-func s(path, value string) edit { return edit{path, value} }
-func rm(path string) edit       { return edit{path, del} }
+func set(path, value string) jsonEdit { return jsonEdit{path, value} }
+func unset(path string) jsonEdit      { return jsonEdit{path, delMarker} }
 
-func q(v string) string { b, _ := json.Marshal(v); return string(b) }
+func jsonQuote(v string) string { b, _ := json.Marshal(v); return string(b) }
 
 // udObject returns a UD object of n attributes k0..k(n-1).
 func udObject(n int) string {
@@ -152,226 +152,226 @@ func errorObject(n int) string {
 var ruleCases = []ruleCase{
 	// envelope
 	{"base gesture_click", "gesture_click", nil, "", false},
-	{"id missing", "custom", []edit{rm("id")}, "id", false},
-	{"id not a uuid", "custom", []edit{s("id", `"42"`)}, "id", false},
-	{"id a number", "custom", []edit{s("id", `42`)}, "id", false},
-	{"type missing", "custom", []edit{rm("type")}, "type", false},
-	{"type unknown", "custom", []edit{s("type", `"teleport"`)}, "type", false},
-	{"session_id missing", "custom", []edit{rm("session_id")}, "session_id", false},
-	{"session_id bad", "custom", []edit{s("session_id", `"abc"`)}, "session_id", false},
-	{"timestamp missing", "custom", []edit{rm("timestamp")}, "timestamp", false},
-	{"timestamp no zone", "custom", []edit{s("timestamp", `"2025-10-07T12:13:01.517"`)}, "timestamp", false},
-	{"timestamp 10 digits", "custom", []edit{s("timestamp", `"2025-10-07T12:13:01.5170000001Z"`)}, "timestamp", false},
-	{"timestamp 9 digits", "custom", []edit{s("timestamp", `"2025-10-07T12:13:01.517000001Z"`)}, "", false},
-	{"timestamp 1 digit", "custom", []edit{s("timestamp", `"2025-10-07T12:13:01.5Z"`)}, "", false},
-	{"timestamp 0 digits", "custom", []edit{s("timestamp", `"2025-10-07T12:13:01Z"`)}, "", false},
-	{"timestamp offset", "custom", []edit{s("timestamp", `"2025-10-07T14:13:01.517+02:00"`)}, "", false},
-	{"timestamp Feb 30", "custom", []edit{s("timestamp", `"2025-02-30T12:13:01.517Z"`)}, "timestamp", false},
-	{"timestamp year 2300", "custom", []edit{s("timestamp", `"2300-01-01T00:00:00Z"`)}, "timestamp", false},
-	{"timestampInMillis legacy", "custom", []edit{s("timestampInMillis", `1759839181517`)}, "", false},
-	{"timestampInMillis string", "custom", []edit{s("timestampInMillis", `"x"`)}, "timestampInMillis", false},
-	{"user_triggered string", "custom", []edit{s("user_triggered", `"yes"`)}, "user_triggered", false},
-	{"user_triggered absent", "custom", []edit{rm("user_triggered")}, "", false},
-	{"kind member missing", "custom", []edit{rm("custom")}, "custom", false},
-	{"kind member null", "custom", []edit{s("custom", `null`)}, "custom", false},
-	{"kind member array", "custom", []edit{s("custom", `[]`)}, "custom", false},
-	{"session_start without member", "session_start", []edit{rm("session_start")}, "", false},
-	{"attribute missing", "custom", []edit{rm("attribute")}, "attribute", false},
-	{"attribute null", "custom", []edit{s("attribute", `null`)}, "attribute", false},
-	{"attribute array", "custom", []edit{s("attribute", `[]`)}, "attribute", false},
-	{"unknown envelope member", "custom", []edit{s("extra", `{"a":[1,2]}`)}, "", false},
+	{"id missing", "custom", []jsonEdit{unset("id")}, "id", false},
+	{"id not a uuid", "custom", []jsonEdit{set("id", `"42"`)}, "id", false},
+	{"id a number", "custom", []jsonEdit{set("id", `42`)}, "id", false},
+	{"type missing", "custom", []jsonEdit{unset("type")}, "type", false},
+	{"type unknown", "custom", []jsonEdit{set("type", `"teleport"`)}, "type", false},
+	{"session_id missing", "custom", []jsonEdit{unset("session_id")}, "session_id", false},
+	{"session_id bad", "custom", []jsonEdit{set("session_id", `"abc"`)}, "session_id", false},
+	{"timestamp missing", "custom", []jsonEdit{unset("timestamp")}, "timestamp", false},
+	{"timestamp no zone", "custom", []jsonEdit{set("timestamp", `"2025-10-07T12:13:01.517"`)}, "timestamp", false},
+	{"timestamp 10 digits", "custom", []jsonEdit{set("timestamp", `"2025-10-07T12:13:01.5170000001Z"`)}, "timestamp", false},
+	{"timestamp 9 digits", "custom", []jsonEdit{set("timestamp", `"2025-10-07T12:13:01.517000001Z"`)}, "", false},
+	{"timestamp 1 digit", "custom", []jsonEdit{set("timestamp", `"2025-10-07T12:13:01.5Z"`)}, "", false},
+	{"timestamp 0 digits", "custom", []jsonEdit{set("timestamp", `"2025-10-07T12:13:01Z"`)}, "", false},
+	{"timestamp offset", "custom", []jsonEdit{set("timestamp", `"2025-10-07T14:13:01.517+02:00"`)}, "", false},
+	{"timestamp Feb 30", "custom", []jsonEdit{set("timestamp", `"2025-02-30T12:13:01.517Z"`)}, "timestamp", false},
+	{"timestamp year 2300", "custom", []jsonEdit{set("timestamp", `"2300-01-01T00:00:00Z"`)}, "timestamp", false},
+	{"timestampInMillis legacy", "custom", []jsonEdit{set("timestampInMillis", `1759839181517`)}, "", false},
+	{"timestampInMillis string", "custom", []jsonEdit{set("timestampInMillis", `"x"`)}, "timestampInMillis", false},
+	{"user_triggered string", "custom", []jsonEdit{set("user_triggered", `"yes"`)}, "user_triggered", false},
+	{"user_triggered absent", "custom", []jsonEdit{unset("user_triggered")}, "", false},
+	{"kind member missing", "custom", []jsonEdit{unset("custom")}, "custom", false},
+	{"kind member null", "custom", []jsonEdit{set("custom", `null`)}, "custom", false},
+	{"kind member array", "custom", []jsonEdit{set("custom", `[]`)}, "custom", false},
+	{"session_start without member", "session_start", []jsonEdit{unset("session_start")}, "", false},
+	{"attribute missing", "custom", []jsonEdit{unset("attribute")}, "attribute", false},
+	{"attribute null", "custom", []jsonEdit{set("attribute", `null`)}, "attribute", false},
+	{"attribute array", "custom", []jsonEdit{set("attribute", `[]`)}, "attribute", false},
+	{"unknown envelope member", "custom", []jsonEdit{set("extra", `{"a":[1,2]}`)}, "", false},
 	// attachments
-	{"attachments absent", "custom", []edit{rm("attachments")}, "", false},
-	{"attachments null", "custom", []edit{s("attachments", `null`)}, "", false},
-	{"attachments object", "custom", []edit{s("attachments", `{}`)}, "attachments", false},
-	{"attachment ok", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","type":"layout_snapshot_json","name":"s.json","size":12,"path":"/x"}]`)}, "", false},
-	{"attachment method trace", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","type":"android_method_trace","name":"t"}]`)}, "", false},
-	{"attachment id missing", "custom", []edit{s("attachments", `[{"type":"screenshot","name":"a.png"}]`)}, "attachments[0].id", false},
-	{"attachment name missing", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","type":"screenshot"}]`)}, "attachments[0].name", false},
-	{"attachment type missing", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a.png"}]`)}, "attachments[0].type", false},
-	{"attachment type bad", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"video"}]`)}, "attachments[0].type", false},
-	{"attachment bytes bad", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","bytes":"%%%"}]`)}, "attachments[0].bytes", false},
-	{"attachment size negative", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","size":-1}]`)}, "attachments[0].size", false},
-	{"attachment timestamp bad", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","timestamp":"now"}]`)}, "attachments[0].timestamp", false},
-	{"attachment second bad", "custom", []edit{s("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot"},7]`)}, "attachments[1]", false},
+	{"attachments absent", "custom", []jsonEdit{unset("attachments")}, "", false},
+	{"attachments null", "custom", []jsonEdit{set("attachments", `null`)}, "", false},
+	{"attachments object", "custom", []jsonEdit{set("attachments", `{}`)}, "attachments", false},
+	{"attachment ok", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","type":"layout_snapshot_json","name":"s.json","size":12,"path":"/x"}]`)}, "", false},
+	{"attachment method trace", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","type":"android_method_trace","name":"t"}]`)}, "", false},
+	{"attachment id missing", "custom", []jsonEdit{set("attachments", `[{"type":"screenshot","name":"a.png"}]`)}, "attachments[0].id", false},
+	{"attachment name missing", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","type":"screenshot"}]`)}, "attachments[0].name", false},
+	{"attachment type missing", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a.png"}]`)}, "attachments[0].type", false},
+	{"attachment type bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"video"}]`)}, "attachments[0].type", false},
+	{"attachment bytes bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","bytes":"%%%"}]`)}, "attachments[0].bytes", false},
+	{"attachment size negative", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","size":-1}]`)}, "attachments[0].size", false},
+	{"attachment timestamp bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","timestamp":"now"}]`)}, "attachments[0].timestamp", false},
+	{"attachment second bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot"},7]`)}, "attachments[1]", false},
 	// attributes: required (rule 4) and value sets
-	{"installation_id missing", "custom", []edit{rm("attribute.installation_id")}, "attribute.installation_id", false},
-	{"installation_id empty", "custom", []edit{s("attribute.installation_id", `""`)}, "attribute.installation_id", false},
-	{"sdk version missing", "custom", []edit{rm("attribute.measure_sdk_version")}, "attribute.service_sdk_version", false},
-	{"service_sdk_version", "custom", []edit{rm("attribute.measure_sdk_version"), s("attribute.service_sdk_version", `"1.0"`)}, "", false},
-	{"thread_name missing", "custom", []edit{rm("attribute.thread_name")}, "attribute.thread_name", false},
-	{"thread_name empty", "custom", []edit{s("attribute.thread_name", `""`)}, "", false},
-	{"thread_name number", "custom", []edit{s("attribute.thread_name", `1`)}, "attribute.thread_name", false},
-	{"app_version missing", "custom", []edit{rm("attribute.app_version")}, "attribute.app_version", false},
-	{"app_version null", "custom", []edit{s("attribute.app_version", `null`)}, "attribute.app_version", false},
-	{"app_build missing", "custom", []edit{rm("attribute.app_build")}, "attribute.app_build", false},
-	{"app_unique_id missing", "custom", []edit{rm("attribute.app_unique_id")}, "attribute.app_unique_id", false},
-	{"platform missing multipart", "custom", []edit{rm("attribute.platform")}, "attribute.platform", true},
-	{"platform flutter", "custom", []edit{s("attribute.platform", `"flutter"`)}, "", true},
-	{"platform bad", "custom", []edit{s("attribute.platform", `"windows"`)}, "attribute.platform", false},
-	{"os_version missing event", "custom", []edit{rm("attribute.os_version")}, "", false},
-	{"network_type bad", "custom", []edit{s("attribute.network_type", `"bluetooth"`)}, "attribute.network_type", false},
-	{"network_type no_network", "custom", []edit{s("attribute.network_type", `"no_network"`)}, "", false},
-	{"network_generation bad", "custom", []edit{s("attribute.network_generation", `"6g"`)}, "attribute.network_generation", false},
-	{"network_generation absent", "custom", []edit{rm("attribute.network_generation")}, "", false},
-	{"os_name iOS legacy", "custom", []edit{s("attribute.os_name", `"iOS"`)}, "", false},
-	{"os_name ipados", "custom", []edit{s("attribute.os_name", `"ipados"`)}, "", false},
-	{"os_name bad", "custom", []edit{s("attribute.os_name", `"windows"`)}, "attribute.os_name", false},
-	{"device_type bad", "custom", []edit{s("attribute.device_type", `"watch"`)}, "attribute.device_type", false},
-	{"device_type tablet", "custom", []edit{s("attribute.device_type", `"tablet"`)}, "", false},
-	{"device_density_dpi too big", "custom", []edit{s("attribute.device_density_dpi", `65536`)}, "attribute.device_density_dpi", false},
-	{"device_width_px max", "custom", []edit{s("attribute.device_width_px", `65535`)}, "", false},
-	{"device_width_px float", "custom", []edit{s("attribute.device_width_px", `1080.5`)}, "attribute.device_width_px", false},
-	{"os_page_size 256", "custom", []edit{s("attribute.os_page_size", `256`)}, "attribute.os_page_size", false},
-	{"device_density string", "custom", []edit{s("attribute.device_density", `"2.75"`)}, "attribute.device_density", false},
-	{"device_is_foldable string", "custom", []edit{s("attribute.device_is_foldable", `"no"`)}, "attribute.device_is_foldable", false},
-	{"user_id null", "custom", []edit{s("attribute.user_id", `null`)}, "", false},
-	{"user_id number", "custom", []edit{s("attribute.user_id", `7`)}, "attribute.user_id", false},
-	{"session_start_time bad", "custom", []edit{s("attribute.session_start_time", `"yesterday"`)}, "attribute.session_start_time", false},
-	{"unknown attribute kept", "custom", []edit{s("attribute.patch_id", `"p1"`)}, "", false},
+	{"installation_id missing", "custom", []jsonEdit{unset("attribute.installation_id")}, "attribute.installation_id", false},
+	{"installation_id empty", "custom", []jsonEdit{set("attribute.installation_id", `""`)}, "attribute.installation_id", false},
+	{"sdk version missing", "custom", []jsonEdit{unset("attribute.measure_sdk_version")}, "attribute.service_sdk_version", false},
+	{"service_sdk_version", "custom", []jsonEdit{unset("attribute.measure_sdk_version"), set("attribute.service_sdk_version", `"1.0"`)}, "", false},
+	{"thread_name missing", "custom", []jsonEdit{unset("attribute.thread_name")}, "attribute.thread_name", false},
+	{"thread_name empty", "custom", []jsonEdit{set("attribute.thread_name", `""`)}, "", false},
+	{"thread_name number", "custom", []jsonEdit{set("attribute.thread_name", `1`)}, "attribute.thread_name", false},
+	{"app_version missing", "custom", []jsonEdit{unset("attribute.app_version")}, "attribute.app_version", false},
+	{"app_version null", "custom", []jsonEdit{set("attribute.app_version", `null`)}, "attribute.app_version", false},
+	{"app_build missing", "custom", []jsonEdit{unset("attribute.app_build")}, "attribute.app_build", false},
+	{"app_unique_id missing", "custom", []jsonEdit{unset("attribute.app_unique_id")}, "attribute.app_unique_id", false},
+	{"platform missing multipart", "custom", []jsonEdit{unset("attribute.platform")}, "attribute.platform", true},
+	{"platform flutter", "custom", []jsonEdit{set("attribute.platform", `"flutter"`)}, "", true},
+	{"platform bad", "custom", []jsonEdit{set("attribute.platform", `"windows"`)}, "attribute.platform", false},
+	{"os_version missing event", "custom", []jsonEdit{unset("attribute.os_version")}, "", false},
+	{"network_type bad", "custom", []jsonEdit{set("attribute.network_type", `"bluetooth"`)}, "attribute.network_type", false},
+	{"network_type no_network", "custom", []jsonEdit{set("attribute.network_type", `"no_network"`)}, "", false},
+	{"network_generation bad", "custom", []jsonEdit{set("attribute.network_generation", `"6g"`)}, "attribute.network_generation", false},
+	{"network_generation absent", "custom", []jsonEdit{unset("attribute.network_generation")}, "", false},
+	{"os_name iOS legacy", "custom", []jsonEdit{set("attribute.os_name", `"iOS"`)}, "", false},
+	{"os_name ipados", "custom", []jsonEdit{set("attribute.os_name", `"ipados"`)}, "", false},
+	{"os_name bad", "custom", []jsonEdit{set("attribute.os_name", `"windows"`)}, "attribute.os_name", false},
+	{"device_type bad", "custom", []jsonEdit{set("attribute.device_type", `"watch"`)}, "attribute.device_type", false},
+	{"device_type tablet", "custom", []jsonEdit{set("attribute.device_type", `"tablet"`)}, "", false},
+	{"device_density_dpi too big", "custom", []jsonEdit{set("attribute.device_density_dpi", `65536`)}, "attribute.device_density_dpi", false},
+	{"device_width_px max", "custom", []jsonEdit{set("attribute.device_width_px", `65535`)}, "", false},
+	{"device_width_px float", "custom", []jsonEdit{set("attribute.device_width_px", `1080.5`)}, "attribute.device_width_px", false},
+	{"os_page_size 256", "custom", []jsonEdit{set("attribute.os_page_size", `256`)}, "attribute.os_page_size", false},
+	{"device_density string", "custom", []jsonEdit{set("attribute.device_density", `"2.75"`)}, "attribute.device_density", false},
+	{"device_is_foldable string", "custom", []jsonEdit{set("attribute.device_is_foldable", `"no"`)}, "attribute.device_is_foldable", false},
+	{"user_id null", "custom", []jsonEdit{set("attribute.user_id", `null`)}, "", false},
+	{"user_id number", "custom", []jsonEdit{set("attribute.user_id", `7`)}, "attribute.user_id", false},
+	{"session_start_time bad", "custom", []jsonEdit{set("attribute.session_start_time", `"yesterday"`)}, "attribute.session_start_time", false},
+	{"unknown attribute kept", "custom", []jsonEdit{set("attribute.patch_id", `"p1"`)}, "", false},
 	// user-defined attributes
-	{"ud 100", "custom", []edit{s("user_defined_attribute", udObject(100))}, "", false},
-	{"ud 101", "custom", []edit{s("user_defined_attribute", udObject(101))}, "user_defined_attribute", false},
-	{"ud key 256", "custom", []edit{s("user_defined_attribute", `{"`+strings.Repeat("k", 256)+`":1}`)}, "", false},
-	{"ud key 257", "custom", []edit{s("user_defined_attribute", `{"`+strings.Repeat("k", 257)+`":1}`)}, "user_defined_attribute", false},
-	{"ud key charset", "custom", []edit{s("user_defined_attribute", `{"Aa0_-":1}`)}, "", false},
-	{"ud key space", "custom", []edit{s("user_defined_attribute", `{"a b":1}`)}, "user_defined_attribute", false},
-	{"ud key dot", "custom", []edit{s("user_defined_attribute", `{"a.b":1}`)}, "user_defined_attribute", false},
-	{"ud key empty", "custom", []edit{s("user_defined_attribute", `{"":1}`)}, "user_defined_attribute", false},
-	{"ud int64 max", "custom", []edit{s("user_defined_attribute", `{"n":9223372036854775807}`)}, "", false},
-	{"ud int64 min", "custom", []edit{s("user_defined_attribute", `{"n":-9223372036854775808}`)}, "", false},
-	{"ud 2^63", "custom", []edit{s("user_defined_attribute", `{"n":9223372036854775808}`)}, "user_defined_attribute.n", false},
-	{"ud -2^63-1", "custom", []edit{s("user_defined_attribute", `{"n":-9223372036854775809}`)}, "user_defined_attribute.n", false},
-	{"ud float64 max", "custom", []edit{s("user_defined_attribute", `{"f":1.7976931348623157e308}`)}, "", false},
-	{"ud 1e309", "custom", []edit{s("user_defined_attribute", `{"f":1e309}`)}, "user_defined_attribute.f", false},
-	{"ud -1e309", "custom", []edit{s("user_defined_attribute", `{"f":-1e309}`)}, "user_defined_attribute.f", false},
-	{"ud string 256", "custom", []edit{s("user_defined_attribute", `{"s":"`+strings.Repeat("é", 256)+`"}`)}, "", false},
-	{"ud string 257", "custom", []edit{s("user_defined_attribute", `{"s":"`+strings.Repeat("a", 257)+`"}`)}, "user_defined_attribute.s", false},
-	{"ud null value", "custom", []edit{s("user_defined_attribute", `{"s":null}`)}, "user_defined_attribute.s", false},
-	{"ud object value", "custom", []edit{s("user_defined_attribute", `{"s":{}}`)}, "user_defined_attribute.s", false},
-	{"ud array value", "custom", []edit{s("user_defined_attribute", `{"s":[1]}`)}, "user_defined_attribute.s", false},
-	{"ud duplicate key", "custom", []edit{s("user_defined_attribute", `{"a":1,"a":2}`)}, "user_defined_attribute", false},
-	{"ud not object", "custom", []edit{s("user_defined_attribute", `"x"`)}, "user_defined_attribute", false},
-	{"ud absent", "custom", []edit{rm("user_defined_attribute")}, "", false},
-	{"ud legacy string", "custom", []edit{s("user_defined_attributes", q(`{"order_id":"order-12345","n":2}`))}, "", false},
-	{"ud legacy empty", "custom", []edit{s("user_defined_attributes", `"{}"`)}, "", false},
-	{"ud legacy not json", "custom", []edit{s("user_defined_attributes", `"order"`)}, "user_defined_attributes", false},
-	{"ud legacy bad value", "custom", []edit{s("user_defined_attributes", q(`{"n":1e999}`))}, "user_defined_attributes.n", false},
-	{"ud legacy trailing", "custom", []edit{s("user_defined_attributes", q(`{"n":1} x`))}, "user_defined_attributes", false},
+	{"ud 100", "custom", []jsonEdit{set("user_defined_attribute", udObject(100))}, "", false},
+	{"ud 101", "custom", []jsonEdit{set("user_defined_attribute", udObject(101))}, "user_defined_attribute", false},
+	{"ud key 256", "custom", []jsonEdit{set("user_defined_attribute", `{"`+strings.Repeat("k", 256)+`":1}`)}, "", false},
+	{"ud key 257", "custom", []jsonEdit{set("user_defined_attribute", `{"`+strings.Repeat("k", 257)+`":1}`)}, "user_defined_attribute", false},
+	{"ud key charset", "custom", []jsonEdit{set("user_defined_attribute", `{"Aa0_-":1}`)}, "", false},
+	{"ud key space", "custom", []jsonEdit{set("user_defined_attribute", `{"a b":1}`)}, "user_defined_attribute", false},
+	{"ud key dot", "custom", []jsonEdit{set("user_defined_attribute", `{"a.b":1}`)}, "user_defined_attribute", false},
+	{"ud key empty", "custom", []jsonEdit{set("user_defined_attribute", `{"":1}`)}, "user_defined_attribute", false},
+	{"ud int64 max", "custom", []jsonEdit{set("user_defined_attribute", `{"n":9223372036854775807}`)}, "", false},
+	{"ud int64 min", "custom", []jsonEdit{set("user_defined_attribute", `{"n":-9223372036854775808}`)}, "", false},
+	{"ud 2^63", "custom", []jsonEdit{set("user_defined_attribute", `{"n":9223372036854775808}`)}, "user_defined_attribute.n", false},
+	{"ud -2^63-1", "custom", []jsonEdit{set("user_defined_attribute", `{"n":-9223372036854775809}`)}, "user_defined_attribute.n", false},
+	{"ud float64 max", "custom", []jsonEdit{set("user_defined_attribute", `{"f":1.7976931348623157e308}`)}, "", false},
+	{"ud 1e309", "custom", []jsonEdit{set("user_defined_attribute", `{"f":1e309}`)}, "user_defined_attribute.f", false},
+	{"ud -1e309", "custom", []jsonEdit{set("user_defined_attribute", `{"f":-1e309}`)}, "user_defined_attribute.f", false},
+	{"ud string 256", "custom", []jsonEdit{set("user_defined_attribute", `{"s":"`+strings.Repeat("é", 256)+`"}`)}, "", false},
+	{"ud string 257", "custom", []jsonEdit{set("user_defined_attribute", `{"s":"`+strings.Repeat("a", 257)+`"}`)}, "user_defined_attribute.s", false},
+	{"ud null value", "custom", []jsonEdit{set("user_defined_attribute", `{"s":null}`)}, "user_defined_attribute.s", false},
+	{"ud object value", "custom", []jsonEdit{set("user_defined_attribute", `{"s":{}}`)}, "user_defined_attribute.s", false},
+	{"ud array value", "custom", []jsonEdit{set("user_defined_attribute", `{"s":[1]}`)}, "user_defined_attribute.s", false},
+	{"ud duplicate key", "custom", []jsonEdit{set("user_defined_attribute", `{"a":1,"a":2}`)}, "user_defined_attribute", false},
+	{"ud not object", "custom", []jsonEdit{set("user_defined_attribute", `"x"`)}, "user_defined_attribute", false},
+	{"ud absent", "custom", []jsonEdit{unset("user_defined_attribute")}, "", false},
+	{"ud legacy string", "custom", []jsonEdit{set("user_defined_attributes", jsonQuote(`{"order_id":"order-12345","n":2}`))}, "", false},
+	{"ud legacy empty", "custom", []jsonEdit{set("user_defined_attributes", `"{}"`)}, "", false},
+	{"ud legacy not json", "custom", []jsonEdit{set("user_defined_attributes", `"order"`)}, "user_defined_attributes", false},
+	{"ud legacy bad value", "custom", []jsonEdit{set("user_defined_attributes", jsonQuote(`{"n":1e999}`))}, "user_defined_attributes.n", false},
+	{"ud legacy trailing", "custom", []jsonEdit{set("user_defined_attributes", jsonQuote(`{"n":1} x`))}, "user_defined_attributes", false},
 	// kinds
-	{"anr handled missing", "anr", []edit{rm("anr.handled")}, "anr.handled", false},
-	{"anr foreground missing", "anr", []edit{rm("anr.foreground")}, "anr.foreground", false},
-	{"anr exceptions missing", "anr", []edit{rm("anr.exceptions")}, "anr.exceptions", false},
+	{"anr handled missing", "anr", []jsonEdit{unset("anr.handled")}, "anr.handled", false},
+	{"anr foreground missing", "anr", []jsonEdit{unset("anr.foreground")}, "anr.foreground", false},
+	{"anr exceptions missing", "anr", []jsonEdit{unset("anr.exceptions")}, "anr.exceptions", false},
 	{"exception base", "exception", nil, "", false},
-	{"exception no handled but severity", "exception", []edit{rm("exception.handled"), s("exception.severity", `"fatal"`)}, "", false},
-	{"exception neither handled nor severity", "exception", []edit{rm("exception.handled")}, "exception.handled", false},
-	{"exception handled string", "exception", []edit{s("exception.handled", `"no"`)}, "exception.handled", false},
-	{"exception exceptions missing", "exception", []edit{rm("exception.exceptions")}, "exception.exceptions", false},
-	{"exception exceptions object", "exception", []edit{s("exception.exceptions", `{}`)}, "exception.exceptions", false},
-	{"exception unit not object", "exception", []edit{s("exception.exceptions.0", `"boom"`)}, "exception.exceptions[0]", false},
-	{"exception framework bad", "exception", []edit{s("exception.framework", `"cobol"`)}, "exception.framework", false},
-	{"exception framework absent", "exception", []edit{rm("exception.framework")}, "", false},
-	{"exception framework jvm", "exception", []edit{s("exception.framework", `"jvm"`)}, "", false},
-	{"exception error 4096", "exception", []edit{s("exception.error", errorObject(4096))}, "", false},
-	{"exception error 4097", "exception", []edit{s("exception.error", errorObject(4097))}, "exception.error", false},
-	{"exception error numcode float", "exception", []edit{s("exception.error.numcode", `2.5`)}, "exception.error.numcode", false},
-	{"frame in_app absent", "exception", []edit{rm("exception.exceptions.0.frames.0.in_app")}, "", false},
-	{"frame in_app string", "exception", []edit{s("exception.exceptions.0.frames.0.in_app", `"yes"`)}, "exception.exceptions[0].frames[0].in_app", false},
-	{"frame line_num string", "exception", []edit{s("exception.exceptions.0.frames.1.line_num", `"12"`)}, "exception.exceptions[0].frames[1].line_num", false},
-	{"binary image arch missing", "exception", []edit{s("exception.binary_images", `[{"uuid":"u","name":"n"}]`)}, "exception.binary_images[0].arch", false},
-	{"binary image uuid missing", "exception", []edit{s("exception.binary_images", `[{"arch":"arm64"}]`)}, "exception.binary_images[0].uuid", false},
-	{"thread frames not array", "exception", []edit{s("exception.threads", `[{"name":"t","frames":3}]`)}, "exception.threads[0].frames", false},
+	{"exception no handled but severity", "exception", []jsonEdit{unset("exception.handled"), set("exception.severity", `"fatal"`)}, "", false},
+	{"exception neither handled nor severity", "exception", []jsonEdit{unset("exception.handled")}, "exception.handled", false},
+	{"exception handled string", "exception", []jsonEdit{set("exception.handled", `"no"`)}, "exception.handled", false},
+	{"exception exceptions missing", "exception", []jsonEdit{unset("exception.exceptions")}, "exception.exceptions", false},
+	{"exception exceptions object", "exception", []jsonEdit{set("exception.exceptions", `{}`)}, "exception.exceptions", false},
+	{"exception unit not object", "exception", []jsonEdit{set("exception.exceptions.0", `"boom"`)}, "exception.exceptions[0]", false},
+	{"exception framework bad", "exception", []jsonEdit{set("exception.framework", `"cobol"`)}, "exception.framework", false},
+	{"exception framework absent", "exception", []jsonEdit{unset("exception.framework")}, "", false},
+	{"exception framework jvm", "exception", []jsonEdit{set("exception.framework", `"jvm"`)}, "", false},
+	{"exception error 4096", "exception", []jsonEdit{set("exception.error", errorObject(4096))}, "", false},
+	{"exception error 4097", "exception", []jsonEdit{set("exception.error", errorObject(4097))}, "exception.error", false},
+	{"exception error numcode float", "exception", []jsonEdit{set("exception.error.numcode", `2.5`)}, "exception.error.numcode", false},
+	{"frame in_app absent", "exception", []jsonEdit{unset("exception.exceptions.0.frames.0.in_app")}, "", false},
+	{"frame in_app string", "exception", []jsonEdit{set("exception.exceptions.0.frames.0.in_app", `"yes"`)}, "exception.exceptions[0].frames[0].in_app", false},
+	{"frame line_num string", "exception", []jsonEdit{set("exception.exceptions.0.frames.1.line_num", `"12"`)}, "exception.exceptions[0].frames[1].line_num", false},
+	{"binary image arch missing", "exception", []jsonEdit{set("exception.binary_images", `[{"uuid":"u","name":"n"}]`)}, "exception.binary_images[0].arch", false},
+	{"binary image uuid missing", "exception", []jsonEdit{set("exception.binary_images", `[{"arch":"arm64"}]`)}, "exception.binary_images[0].uuid", false},
+	{"thread frames not array", "exception", []jsonEdit{set("exception.threads", `[{"name":"t","frames":3}]`)}, "exception.threads[0].frames", false},
 	{"string ok", "string", nil, "", false},
-	{"string severity bad", "string", []edit{s("string.severity_text", `"loud"`)}, "string.severity_text", false},
-	{"string missing", "string", []edit{rm("string.string")}, "string.string", false},
-	{"log body missing", "log", []edit{rm("log.body")}, "log.body", false},
-	{"log severity_number float", "log", []edit{s("log.severity_number", `1.5`)}, "log.severity_number", false},
-	{"gesture_click x missing", "gesture_click", []edit{rm("gesture_click.x")}, "gesture_click.x", false},
-	{"gesture_click y float32 max", "gesture_click", []edit{s("gesture_click.y", `3.4028234e38`)}, "", false},
-	{"gesture_click y beyond float32", "gesture_click", []edit{s("gesture_click.y", `3.5e38`)}, "gesture_click.y", false},
-	{"gesture_click width 65536", "gesture_click", []edit{s("gesture_click.width", `65536`)}, "gesture_click.width", false},
-	{"gesture_click target_id null", "gesture_click", []edit{s("gesture_click.target_id", `null`)}, "", false},
-	{"gesture_long_click y missing", "gesture_long_click", []edit{rm("gesture_long_click.y")}, "gesture_long_click.y", false},
-	{"gesture_scroll end_y missing", "gesture_scroll", []edit{rm("gesture_scroll.end_y")}, "gesture_scroll.end_y", false},
-	{"gesture_scroll direction bad", "gesture_scroll", []edit{s("gesture_scroll.direction", `"diagonal"`)}, "gesture_scroll.direction", false},
-	{"http method lowercase", "http", []edit{s("http.method", `"get"`)}, "", false},
-	{"http url missing", "http", []edit{rm("http.url")}, "http.url", false},
-	{"http method missing", "http", []edit{rm("http.method")}, "http.method", false},
-	{"http status_code null", "http", []edit{s("http.status_code", `null`)}, "", false},
-	{"http headers bad", "http", []edit{s("http.request_headers", `{"a":1}`)}, "http.request_headers.a", false},
-	{"network_change previous bad", "network_change", []edit{s("network_change.previous_network_type", `"fiber"`)}, "network_change.previous_network_type", false},
-	{"network_change provider missing", "network_change", []edit{rm("network_change.network_provider")}, "network_change.network_provider", false},
-	{"app_exit REASON_ prefix", "app_exit", []edit{s("app_exit.reason", `"REASON_CRASH_NATIVE"`), s("app_exit.importance", `"IMPORTANCE_CACHED"`)}, "", false},
-	{"app_exit reason bad", "app_exit", []edit{s("app_exit.reason", `"BOOM"`)}, "app_exit.reason", false},
-	{"app_exit importance missing", "app_exit", []edit{rm("app_exit.importance")}, "app_exit.importance", false},
-	{"app_exit process_name missing", "app_exit", []edit{rm("app_exit.process_name")}, "app_exit.process_name", false},
-	{"lifecycle_activity type bad", "lifecycle_activity", []edit{s("lifecycle_activity.type", `"started"`)}, "lifecycle_activity.type", false},
-	{"lifecycle_activity class missing", "lifecycle_activity", []edit{rm("lifecycle_activity.class_name")}, "lifecycle_activity.class_name", false},
-	{"lifecycle_fragment type bad", "lifecycle_fragment", []edit{s("lifecycle_fragment.type", `"created"`)}, "lifecycle_fragment.type", false},
-	{"lifecycle_view_controller vcDeinit", "lifecycle_view_controller", []edit{s("lifecycle_view_controller.type", `"vcDeinit"`)}, "", false},
-	{"lifecycle_view_controller type bad", "lifecycle_view_controller", []edit{s("lifecycle_view_controller.type", `"viewDidVanish"`)}, "lifecycle_view_controller.type", false},
-	{"lifecycle_swift_ui type bad", "lifecycle_swift_ui", []edit{s("lifecycle_swift_ui.type", `"appear"`)}, "lifecycle_swift_ui.type", false},
-	{"lifecycle_app terminated", "lifecycle_app", []edit{s("lifecycle_app.type", `"terminated"`)}, "", false},
-	{"lifecycle_app type missing", "lifecycle_app", []edit{rm("lifecycle_app.type")}, "lifecycle_app.type", false},
-	{"cold_launch on_next_draw missing", "cold_launch", []edit{rm("cold_launch.on_next_draw_uptime")}, "cold_launch.on_next_draw_uptime", false},
-	{"cold_launch uptime negative", "cold_launch", []edit{s("cold_launch.process_start_uptime", `-1`)}, "cold_launch.process_start_uptime", false},
-	{"cold_launch has_saved_state missing", "cold_launch", []edit{rm("cold_launch.has_saved_state")}, "cold_launch.has_saved_state", false},
-	{"warm_launch is_lukewarm bool", "warm_launch", []edit{s("warm_launch.is_lukewarm", `true`)}, "", false},
-	{"warm_launch is_lukewarm number", "warm_launch", []edit{s("warm_launch.is_lukewarm", `1`)}, "warm_launch.is_lukewarm", false},
-	{"hot_launch launched_activity missing", "hot_launch", []edit{rm("hot_launch.launched_activity")}, "hot_launch.launched_activity", false},
-	{"cpu_usage num_cores 256", "cpu_usage", []edit{s("cpu_usage.num_cores", `256`)}, "cpu_usage.num_cores", false},
-	{"cpu_usage percentage string", "cpu_usage", []edit{s("cpu_usage.percentage_usage", `"1"`)}, "cpu_usage.percentage_usage", false},
-	{"cpu_usage uint64 max", "cpu_usage", []edit{s("cpu_usage.uptime", `18446744073709551615`)}, "", false},
-	{"cpu_usage uint64 overflow", "cpu_usage", []edit{s("cpu_usage.uptime", `18446744073709551616`)}, "cpu_usage.uptime", false},
-	{"memory_usage interval missing", "memory_usage", []edit{rm("memory_usage.interval")}, "memory_usage.interval", false},
-	{"memory_usage_absolute max missing", "memory_usage_absolute", []edit{rm("memory_usage_absolute.max_memory")}, "memory_usage_absolute.max_memory", false},
+	{"string severity bad", "string", []jsonEdit{set("string.severity_text", `"loud"`)}, "string.severity_text", false},
+	{"string missing", "string", []jsonEdit{unset("string.string")}, "string.string", false},
+	{"log body missing", "log", []jsonEdit{unset("log.body")}, "log.body", false},
+	{"log severity_number float", "log", []jsonEdit{set("log.severity_number", `1.5`)}, "log.severity_number", false},
+	{"gesture_click x missing", "gesture_click", []jsonEdit{unset("gesture_click.x")}, "gesture_click.x", false},
+	{"gesture_click y float32 max", "gesture_click", []jsonEdit{set("gesture_click.y", `3.4028234e38`)}, "", false},
+	{"gesture_click y beyond float32", "gesture_click", []jsonEdit{set("gesture_click.y", `3.5e38`)}, "gesture_click.y", false},
+	{"gesture_click width 65536", "gesture_click", []jsonEdit{set("gesture_click.width", `65536`)}, "gesture_click.width", false},
+	{"gesture_click target_id null", "gesture_click", []jsonEdit{set("gesture_click.target_id", `null`)}, "", false},
+	{"gesture_long_click y missing", "gesture_long_click", []jsonEdit{unset("gesture_long_click.y")}, "gesture_long_click.y", false},
+	{"gesture_scroll end_y missing", "gesture_scroll", []jsonEdit{unset("gesture_scroll.end_y")}, "gesture_scroll.end_y", false},
+	{"gesture_scroll direction bad", "gesture_scroll", []jsonEdit{set("gesture_scroll.direction", `"diagonal"`)}, "gesture_scroll.direction", false},
+	{"http method lowercase", "http", []jsonEdit{set("http.method", `"get"`)}, "", false},
+	{"http url missing", "http", []jsonEdit{unset("http.url")}, "http.url", false},
+	{"http method missing", "http", []jsonEdit{unset("http.method")}, "http.method", false},
+	{"http status_code null", "http", []jsonEdit{set("http.status_code", `null`)}, "", false},
+	{"http headers bad", "http", []jsonEdit{set("http.request_headers", `{"a":1}`)}, "http.request_headers.a", false},
+	{"network_change previous bad", "network_change", []jsonEdit{set("network_change.previous_network_type", `"fiber"`)}, "network_change.previous_network_type", false},
+	{"network_change provider missing", "network_change", []jsonEdit{unset("network_change.network_provider")}, "network_change.network_provider", false},
+	{"app_exit REASON_ prefix", "app_exit", []jsonEdit{set("app_exit.reason", `"REASON_CRASH_NATIVE"`), set("app_exit.importance", `"IMPORTANCE_CACHED"`)}, "", false},
+	{"app_exit reason bad", "app_exit", []jsonEdit{set("app_exit.reason", `"BOOM"`)}, "app_exit.reason", false},
+	{"app_exit importance missing", "app_exit", []jsonEdit{unset("app_exit.importance")}, "app_exit.importance", false},
+	{"app_exit process_name missing", "app_exit", []jsonEdit{unset("app_exit.process_name")}, "app_exit.process_name", false},
+	{"lifecycle_activity type bad", "lifecycle_activity", []jsonEdit{set("lifecycle_activity.type", `"started"`)}, "lifecycle_activity.type", false},
+	{"lifecycle_activity class missing", "lifecycle_activity", []jsonEdit{unset("lifecycle_activity.class_name")}, "lifecycle_activity.class_name", false},
+	{"lifecycle_fragment type bad", "lifecycle_fragment", []jsonEdit{set("lifecycle_fragment.type", `"created"`)}, "lifecycle_fragment.type", false},
+	{"lifecycle_view_controller vcDeinit", "lifecycle_view_controller", []jsonEdit{set("lifecycle_view_controller.type", `"vcDeinit"`)}, "", false},
+	{"lifecycle_view_controller type bad", "lifecycle_view_controller", []jsonEdit{set("lifecycle_view_controller.type", `"viewDidVanish"`)}, "lifecycle_view_controller.type", false},
+	{"lifecycle_swift_ui type bad", "lifecycle_swift_ui", []jsonEdit{set("lifecycle_swift_ui.type", `"appear"`)}, "lifecycle_swift_ui.type", false},
+	{"lifecycle_app terminated", "lifecycle_app", []jsonEdit{set("lifecycle_app.type", `"terminated"`)}, "", false},
+	{"lifecycle_app type missing", "lifecycle_app", []jsonEdit{unset("lifecycle_app.type")}, "lifecycle_app.type", false},
+	{"cold_launch on_next_draw missing", "cold_launch", []jsonEdit{unset("cold_launch.on_next_draw_uptime")}, "cold_launch.on_next_draw_uptime", false},
+	{"cold_launch uptime negative", "cold_launch", []jsonEdit{set("cold_launch.process_start_uptime", `-1`)}, "cold_launch.process_start_uptime", false},
+	{"cold_launch has_saved_state missing", "cold_launch", []jsonEdit{unset("cold_launch.has_saved_state")}, "cold_launch.has_saved_state", false},
+	{"warm_launch is_lukewarm bool", "warm_launch", []jsonEdit{set("warm_launch.is_lukewarm", `true`)}, "", false},
+	{"warm_launch is_lukewarm number", "warm_launch", []jsonEdit{set("warm_launch.is_lukewarm", `1`)}, "warm_launch.is_lukewarm", false},
+	{"hot_launch launched_activity missing", "hot_launch", []jsonEdit{unset("hot_launch.launched_activity")}, "hot_launch.launched_activity", false},
+	{"cpu_usage num_cores 256", "cpu_usage", []jsonEdit{set("cpu_usage.num_cores", `256`)}, "cpu_usage.num_cores", false},
+	{"cpu_usage percentage string", "cpu_usage", []jsonEdit{set("cpu_usage.percentage_usage", `"1"`)}, "cpu_usage.percentage_usage", false},
+	{"cpu_usage uint64 max", "cpu_usage", []jsonEdit{set("cpu_usage.uptime", `18446744073709551615`)}, "", false},
+	{"cpu_usage uint64 overflow", "cpu_usage", []jsonEdit{set("cpu_usage.uptime", `18446744073709551616`)}, "cpu_usage.uptime", false},
+	{"memory_usage interval missing", "memory_usage", []jsonEdit{unset("memory_usage.interval")}, "memory_usage.interval", false},
+	{"memory_usage_absolute max missing", "memory_usage_absolute", []jsonEdit{unset("memory_usage_absolute.max_memory")}, "memory_usage_absolute.max_memory", false},
 	{"low_memory ok", "low_memory", nil, "", false},
-	{"low_memory heap missing", "low_memory", []edit{rm("low_memory.total_pss")}, "low_memory.total_pss", false},
-	{"trim_memory level missing", "trim_memory", []edit{rm("trim_memory.level")}, "trim_memory.level", false},
-	{"navigation to missing", "navigation", []edit{rm("navigation.to")}, "navigation.to", false},
-	{"screen_view name empty", "screen_view", []edit{s("screen_view.name", `""`)}, "screen_view.name", false},
-	{"custom name missing", "custom", []edit{rm("custom.name")}, "custom.name", false},
-	{"custom extra fields kept", "custom", []edit{s("custom.semantic_label", `"x"`)}, "", false},
+	{"low_memory heap missing", "low_memory", []jsonEdit{unset("low_memory.total_pss")}, "low_memory.total_pss", false},
+	{"trim_memory level missing", "trim_memory", []jsonEdit{unset("trim_memory.level")}, "trim_memory.level", false},
+	{"navigation to missing", "navigation", []jsonEdit{unset("navigation.to")}, "navigation.to", false},
+	{"screen_view name empty", "screen_view", []jsonEdit{set("screen_view.name", `""`)}, "screen_view.name", false},
+	{"custom name missing", "custom", []jsonEdit{unset("custom.name")}, "custom.name", false},
+	{"custom extra fields kept", "custom", []jsonEdit{set("custom.semantic_label", `"x"`)}, "", false},
 	{"bug_report ok", "bug_report", nil, "", false},
-	{"bug_report description number", "bug_report", []edit{s("bug_report.description", `1`)}, "bug_report.description", false},
+	{"bug_report description number", "bug_report", []jsonEdit{set("bug_report.description", `1`)}, "bug_report.description", false},
 	// spans (rule 5 and the span table)
 	{"span base", "span", nil, "", false},
-	{"span name missing", "span", []edit{rm("name")}, "name", false},
-	{"span name empty", "span", []edit{s("name", `""`)}, "name", false},
-	{"span_name alias", "span", []edit{rm("name"), s("span_name", `"x"`)}, "", false},
-	{"span span_id missing", "span", []edit{rm("span_id")}, "span_id", false},
-	{"span span_id 15", "span", []edit{s("span_id", `"9f1890db9aedb30"`)}, "span_id", false},
-	{"span span_id upper", "span", []edit{s("span_id", `"9F1890DB9AEDB305"`)}, "span_id", false},
-	{"span trace_id missing", "span", []edit{rm("trace_id")}, "trace_id", false},
-	{"span trace_id 33", "span", []edit{s("trace_id", `"d71f3d909689859469a7d9b38e605d561"`)}, "trace_id", false},
-	{"span trace_id not hex", "span", []edit{s("trace_id", `"g71f3d909689859469a7d9b38e605d56"`)}, "trace_id", false},
-	{"span parent_id absent", "span", []edit{rm("parent_id")}, "", false},
-	{"span parent_id empty", "span", []edit{s("parent_id", `""`)}, "", false},
-	{"span parent_id ok", "span", []edit{s("parent_id", `"0123456789abcdef"`)}, "", false},
-	{"span parent_id bad", "span", []edit{s("parent_id", `"xyz"`)}, "parent_id", false},
-	{"span session_id missing", "span", []edit{rm("session_id")}, "session_id", false},
-	{"span status 1", "span", []edit{s("status", `1`)}, "", false},
-	{"span status 2", "span", []edit{s("status", `2`)}, "", false},
-	{"span status 3", "span", []edit{s("status", `3`)}, "status", false},
-	{"span status -1", "span", []edit{s("status", `-1`)}, "status", false},
-	{"span status missing", "span", []edit{rm("status")}, "status", false},
-	{"span start missing", "span", []edit{rm("start_time")}, "start_time", false},
-	{"span end missing", "span", []edit{rm("end_time")}, "end_time", false},
-	{"span end before start", "span", []edit{s("end_time", `"2024-11-18T14:14:40.54499999Z"`)}, "end_time", false},
-	{"span end equals start", "span", []edit{s("end_time", `"2024-11-18T14:14:40.545Z"`)}, "", false},
-	{"span duration missing", "span", []edit{rm("duration")}, "duration", false},
-	{"span duration negative", "span", []edit{s("duration", `-5`)}, "duration", false},
-	{"span duration float", "span", []edit{s("duration", `7.5`)}, "duration", false},
-	{"span checkpoints null", "span", []edit{s("checkpoints", `null`)}, "", false},
-	{"span checkpoint name missing", "span", []edit{s("checkpoints", `[{"timestamp":"2024-11-18T14:14:40.55Z"}]`)}, "checkpoints[0].name", false},
-	{"span checkpoint timestamp bad", "span", []edit{s("checkpoints", `[{"name":"a","timestamp":"x"}]`)}, "checkpoints[0].timestamp", false},
-	{"span attributes missing", "span", []edit{rm("attributes")}, "attributes", false},
-	{"span os_version missing", "span", []edit{rm("attributes.os_version")}, "attributes.os_version", false},
-	{"span thread_name missing", "span", []edit{rm("attributes.thread_name")}, "", false},
-	{"span app_build missing", "span", []edit{rm("attributes.app_build")}, "", false},
-	{"span sdk version missing", "span", []edit{rm("attributes.measure_sdk_version")}, "attributes.service_sdk_version", false},
-	{"span platform missing multipart", "span", []edit{rm("attributes.platform")}, "attributes.platform", true},
-	{"span ud bad", "span", []edit{s("user_defined_attribute", `{"a":[1]}`)}, "user_defined_attribute.a", false},
+	{"span name missing", "span", []jsonEdit{unset("name")}, "name", false},
+	{"span name empty", "span", []jsonEdit{set("name", `""`)}, "name", false},
+	{"span_name alias", "span", []jsonEdit{unset("name"), set("span_name", `"x"`)}, "", false},
+	{"span span_id missing", "span", []jsonEdit{unset("span_id")}, "span_id", false},
+	{"span span_id 15", "span", []jsonEdit{set("span_id", `"9f1890db9aedb30"`)}, "span_id", false},
+	{"span span_id upper", "span", []jsonEdit{set("span_id", `"9F1890DB9AEDB305"`)}, "span_id", false},
+	{"span trace_id missing", "span", []jsonEdit{unset("trace_id")}, "trace_id", false},
+	{"span trace_id 33", "span", []jsonEdit{set("trace_id", `"d71f3d909689859469a7d9b38e605d561"`)}, "trace_id", false},
+	{"span trace_id not hex", "span", []jsonEdit{set("trace_id", `"g71f3d909689859469a7d9b38e605d56"`)}, "trace_id", false},
+	{"span parent_id absent", "span", []jsonEdit{unset("parent_id")}, "", false},
+	{"span parent_id empty", "span", []jsonEdit{set("parent_id", `""`)}, "", false},
+	{"span parent_id ok", "span", []jsonEdit{set("parent_id", `"0123456789abcdef"`)}, "", false},
+	{"span parent_id bad", "span", []jsonEdit{set("parent_id", `"xyz"`)}, "parent_id", false},
+	{"span session_id missing", "span", []jsonEdit{unset("session_id")}, "session_id", false},
+	{"span status 1", "span", []jsonEdit{set("status", `1`)}, "", false},
+	{"span status 2", "span", []jsonEdit{set("status", `2`)}, "", false},
+	{"span status 3", "span", []jsonEdit{set("status", `3`)}, "status", false},
+	{"span status -1", "span", []jsonEdit{set("status", `-1`)}, "status", false},
+	{"span status missing", "span", []jsonEdit{unset("status")}, "status", false},
+	{"span start missing", "span", []jsonEdit{unset("start_time")}, "start_time", false},
+	{"span end missing", "span", []jsonEdit{unset("end_time")}, "end_time", false},
+	{"span end before start", "span", []jsonEdit{set("end_time", `"2024-11-18T14:14:40.54499999Z"`)}, "end_time", false},
+	{"span end equals start", "span", []jsonEdit{set("end_time", `"2024-11-18T14:14:40.545Z"`)}, "", false},
+	{"span duration missing", "span", []jsonEdit{unset("duration")}, "duration", false},
+	{"span duration negative", "span", []jsonEdit{set("duration", `-5`)}, "duration", false},
+	{"span duration float", "span", []jsonEdit{set("duration", `7.5`)}, "duration", false},
+	{"span checkpoints null", "span", []jsonEdit{set("checkpoints", `null`)}, "", false},
+	{"span checkpoint name missing", "span", []jsonEdit{set("checkpoints", `[{"timestamp":"2024-11-18T14:14:40.55Z"}]`)}, "checkpoints[0].name", false},
+	{"span checkpoint timestamp bad", "span", []jsonEdit{set("checkpoints", `[{"name":"a","timestamp":"x"}]`)}, "checkpoints[0].timestamp", false},
+	{"span attributes missing", "span", []jsonEdit{unset("attributes")}, "attributes", false},
+	{"span os_version missing", "span", []jsonEdit{unset("attributes.os_version")}, "attributes.os_version", false},
+	{"span thread_name missing", "span", []jsonEdit{unset("attributes.thread_name")}, "", false},
+	{"span app_build missing", "span", []jsonEdit{unset("attributes.app_build")}, "", false},
+	{"span sdk version missing", "span", []jsonEdit{unset("attributes.measure_sdk_version")}, "attributes.service_sdk_version", false},
+	{"span platform missing multipart", "span", []jsonEdit{unset("attributes.platform")}, "attributes.platform", true},
+	{"span ud bad", "span", []jsonEdit{set("user_defined_attribute", `{"a":[1]}`)}, "user_defined_attribute.a", false},
 }
 
 // TestRules runs every rule case three ways: as item 1 of a JSON body (JSON rules unless the case
@@ -388,8 +388,8 @@ func TestRules(t *testing.T) {
 				doc = applyEdits(t, eventWith(t, c.kind, members[c.kind]), c.edits...)
 			}
 			other := eventWith(t, "custom", `{"name":"first"}`)
-			otherEv := applyEdits(t, other, s("id", `"11111111-2580-4bb6-9941-ba90df6c3c0e"`))
-			otherSpan := applyEdits(t, []byte(baseSpan), s("span_id", `"aaaaaaaaaaaaaaaa"`))
+			otherEv := applyEdits(t, other, set("id", `"11111111-2580-4bb6-9941-ba90df6c3c0e"`))
+			otherSpan := applyEdits(t, []byte(baseSpan), set("span_id", `"aaaaaaaaaaaaaaaa"`))
 			var body []byte
 			item := "event"
 			if c.kind == "span" {
@@ -419,7 +419,7 @@ func TestRules(t *testing.T) {
 // TestBatchRules covers acceptance rules 1, 2 and 6 and malformed bodies.
 func TestBatchRules(t *testing.T) {
 	ev := func(id, session, ts, kind string) string {
-		return string(applyEdits(t, eventWith(t, kind, `{"name":"x"}`), s("id", q(id)), s("session_id", q(session)), s("timestamp", q(ts))))
+		return string(applyEdits(t, eventWith(t, kind, `{"name":"x"}`), set("id", jsonQuote(id)), set("session_id", jsonQuote(session)), set("timestamp", jsonQuote(ts))))
 	}
 	const (
 		id1 = "11111111-1111-4111-8111-111111111111"
@@ -430,7 +430,7 @@ func TestBatchRules(t *testing.T) {
 		t0  = "2025-01-01T00:00:00.000000001Z"
 		t1  = "2025-01-01T00:00:00.000000002Z"
 	)
-	span2 := string(applyEdits(t, []byte(baseSpan), s("span_id", `"bbbbbbbbbbbbbbbb"`)))
+	span2 := string(applyEdits(t, []byte(baseSpan), set("span_id", `"bbbbbbbbbbbbbbbb"`)))
 	for _, c := range []struct {
 		name  string
 		body  string
@@ -485,7 +485,7 @@ func TestBatchRules(t *testing.T) {
 
 // TestErrorText: messages read as item, field, rule, and syntax errors carry the offset.
 func TestErrorText(t *testing.T) {
-	body := `{"events":[` + string(applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), rm("attribute.app_version"))) + `]}`
+	body := `{"events":[` + string(applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), unset("attribute.app_version"))) + `]}`
 	_, err := DecodeBatch([]byte(body), testApp, false)
 	if got, want := err.Error(), "event 0: attribute.app_version: is required"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
@@ -538,17 +538,17 @@ func TestOutput(t *testing.T) {
 		t.Errorf("attributes %+v", a)
 	}
 	// Legacy UD string, and the modern member winning over it.
-	ev := applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), s("user_defined_attributes", q(`{"b":"x","a":2}`)))
+	ev := applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), set("user_defined_attributes", jsonQuote(`{"b":"x","a":2}`)))
 	got, _, err := DecodeEvent(ev, testApp, 0)
 	if err != nil || fmt.Sprint(got.UserDefined) != fmt.Sprint([]UDAttr{{"a", UDInt64, "2"}, {"b", UDString, "x"}}) {
 		t.Errorf("legacy UD: %v %v", got.UserDefined, err)
 	}
-	ev = applyEdits(t, ev, s("user_defined_attribute", `{"c":false}`))
+	ev = applyEdits(t, ev, set("user_defined_attribute", `{"c":false}`))
 	if got, _, _ = DecodeEvent(ev, testApp, 0); fmt.Sprint(got.UserDefined) != fmt.Sprint([]UDAttr{{"c", UDBool, "false"}}) {
 		t.Errorf("modern UD should win: %v", got.UserDefined)
 	}
 	// Span fields.
-	sp, err := DecodeSpan(applyEdits(t, []byte(baseSpan), s("parent_id", `"0123456789abcdef"`), s("status", `2`), s("attributes.service_sdk_version", `"9.9"`)), testApp, 0)
+	sp, err := DecodeSpan(applyEdits(t, []byte(baseSpan), set("parent_id", `"0123456789abcdef"`), set("status", `2`), set("attributes.service_sdk_version", `"9.9"`)), testApp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
