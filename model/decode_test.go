@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -128,6 +130,7 @@ func TestFixturesAccepted(t *testing.T) {
 				if s.SpanID != b.Spans[i].SpanID {
 					t.Fatalf("span part %d differs from the batch decode", i)
 				}
+				checkSpan(t, raw, &b.Spans[i])
 				if err := parts.AddSpanPart(raw, testApp); err != nil {
 					t.Fatalf("AddSpanPart %d: %v", i, err)
 				}
@@ -165,6 +168,146 @@ func checkEvent(t *testing.T, raw json.RawMessage, e *Event) {
 	_ = json.Unmarshal(ref["attachments"], &atts)
 	if len(e.Attachments) != len(atts) {
 		t.Fatalf("event %v: %d attachments, want %d", e.ID, len(e.Attachments), len(atts))
+	}
+	var env struct {
+		ID            string `json:"id"`
+		Timestamp     string `json:"timestamp"`
+		UserTriggered bool   `json:"user_triggered"`
+	}
+	_ = json.Unmarshal(raw, &env)
+	ts, err := time.Parse(time.RFC3339Nano, env.Timestamp)
+	if err != nil || e.ID.String() != env.ID || e.Timestamp != ts.UnixNano() || e.UserTriggered != env.UserTriggered {
+		t.Fatalf("event %v: envelope %+v, decoded %v %d %v", e.ID, env, e.ID, e.Timestamp, e.UserTriggered)
+	}
+	checkAttributes(t, ref["attribute"], &e.Attribute)
+	checkUD(t, ref["user_defined_attribute"], ref["user_defined_attributes"], e.UserDefined)
+}
+
+// checkSpan compares a decoded span with encoding/json's reading of the same raw span.
+func checkSpan(t *testing.T, raw json.RawMessage, sp *Span) {
+	t.Helper()
+	var r struct {
+		Name        string          `json:"name"`
+		TraceID     string          `json:"trace_id"`
+		SpanID      string          `json:"span_id"`
+		ParentID    *string         `json:"parent_id"`
+		SessionID   string          `json:"session_id"`
+		Status      uint8           `json:"status"`
+		StartTime   string          `json:"start_time"`
+		EndTime     string          `json:"end_time"`
+		Duration    uint64          `json:"duration"`
+		Checkpoints []struct{ Name, Timestamp string }
+		Attributes  json.RawMessage `json:"attributes"`
+		UD          json.RawMessage `json:"user_defined_attribute"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	nanos := func(s string) int64 {
+		ts, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts.UnixNano()
+	}
+	parent := ""
+	if r.ParentID != nil {
+		parent = *r.ParentID
+	}
+	if sp.Name != r.Name || sp.TraceID != r.TraceID || sp.SpanID != r.SpanID || sp.ParentID != parent ||
+		sp.SessionID.String() != r.SessionID || sp.Status != r.Status || sp.Duration != r.Duration ||
+		sp.StartTime != nanos(r.StartTime) || sp.EndTime != nanos(r.EndTime) || sp.AppID != testApp ||
+		len(sp.Checkpoints) != len(r.Checkpoints) {
+		t.Fatalf("span %+v\nwant %+v", sp, r)
+	}
+	for i, c := range r.Checkpoints {
+		if sp.Checkpoints[i].Name != c.Name || sp.Checkpoints[i].Timestamp != nanos(c.Timestamp) {
+			t.Fatalf("checkpoint %d: %+v, want %+v", i, sp.Checkpoints[i], c)
+		}
+	}
+	checkAttributes(t, r.Attributes, &sp.Attributes)
+	checkUD(t, r.UD, nil, sp.UserDefined)
+}
+
+// checkAttributes compares decoded attributes with encoding/json's reading of the same object.
+func checkAttributes(t *testing.T, raw json.RawMessage, a *Attributes) {
+	t.Helper()
+	var r refAttributes
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	var sst int64
+	if r.SessionStartTime != "" {
+		ts, err := time.Parse(time.RFC3339Nano, r.SessionStartTime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sst = ts.UnixNano()
+	}
+	userID := ""
+	if r.UserID != nil {
+		userID = *r.UserID
+	}
+	want := Attributes{
+		InstallationID: r.InstallationID, AppVersion: r.AppVersion, AppBuild: r.AppBuild,
+		AppUniqueID: r.AppUniqueID, Platform: r.Platform, SDKVersion: r.SDKVersion,
+		ThreadName: r.ThreadName, UserID: userID, DeviceName: r.DeviceName,
+		DeviceModel: r.DeviceModel, DeviceManufacturer: r.DeviceManufacturer,
+		DeviceType: r.DeviceType, DeviceIsFoldable: r.DeviceIsFoldable,
+		DeviceIsPhysical: r.DeviceIsPhysical, DeviceDensityDPI: r.DeviceDensityDPI,
+		DeviceWidthPx: r.DeviceWidthPx, DeviceHeightPx: r.DeviceHeightPx,
+		DeviceDensity: r.DeviceDensity, DeviceLocale: r.DeviceLocale,
+		DeviceLowPowerMode: r.LowPower, DeviceThermalThrottlingEnabled: r.Thermal,
+		OSName: strings.ToLower(r.OSName), OSVersion: r.OSVersion, OSPageSize: r.OSPageSize,
+		NetworkType: r.NetworkType, NetworkProvider: r.NetworkProvider,
+		NetworkGeneration: r.NetworkGeneration, DeviceCPUArch: r.DeviceCPUArch,
+		SessionStartTime: sst,
+	}
+	if *a != want {
+		t.Fatalf("attributes\n%+v\nwant\n%+v", *a, want)
+	}
+}
+
+// checkUD compares decoded user-defined attributes with encoding/json's reading (numbers kept as
+// text) of the member, or of the legacy string when the member is null or empty.
+func checkUD(t *testing.T, modern, legacy json.RawMessage, got []UDAttr) {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(modern))
+	dec.UseNumber()
+	_ = dec.Decode(&m)
+	if len(m) == 0 && len(legacy) > 0 {
+		var str string
+		if err := json.Unmarshal(legacy, &str); err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(strings.NewReader(str))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != len(m) {
+		t.Fatalf("UD %+v, want %v", got, m)
+	}
+	for _, a := range got {
+		var want UDAttr
+		switch v := m[a.Key].(type) {
+		case string:
+			want = UDAttr{a.Key, UDString, v}
+		case bool:
+			want = UDAttr{a.Key, UDBool, strconv.FormatBool(v)}
+		case json.Number:
+			if i, err := v.Int64(); err == nil && !strings.ContainsAny(v.String(), ".eE") {
+				want = UDAttr{a.Key, UDInt64, strconv.FormatInt(i, 10)}
+			} else {
+				f, _ := v.Float64()
+				want = UDAttr{a.Key, UDFloat64, strconv.FormatFloat(f, 'g', -1, 64)}
+			}
+		}
+		if a != want {
+			t.Fatalf("UD %+v, want %+v", a, want)
+		}
 	}
 }
 
