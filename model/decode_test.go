@@ -187,15 +187,15 @@ func checkEvent(t *testing.T, raw json.RawMessage, e *Event) {
 func checkSpan(t *testing.T, raw json.RawMessage, sp *Span) {
 	t.Helper()
 	var r struct {
-		Name        string          `json:"name"`
-		TraceID     string          `json:"trace_id"`
-		SpanID      string          `json:"span_id"`
-		ParentID    *string         `json:"parent_id"`
-		SessionID   string          `json:"session_id"`
-		Status      uint8           `json:"status"`
-		StartTime   string          `json:"start_time"`
-		EndTime     string          `json:"end_time"`
-		Duration    uint64          `json:"duration"`
+		Name        string  `json:"name"`
+		TraceID     string  `json:"trace_id"`
+		SpanID      string  `json:"span_id"`
+		ParentID    *string `json:"parent_id"`
+		SessionID   string  `json:"session_id"`
+		Status      uint8   `json:"status"`
+		StartTime   string  `json:"start_time"`
+		EndTime     string  `json:"end_time"`
+		Duration    uint64  `json:"duration"`
 		Checkpoints []struct{ Name, Timestamp string }
 		Attributes  json.RawMessage `json:"attributes"`
 		UD          json.RawMessage `json:"user_defined_attribute"`
