@@ -920,6 +920,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			d.last = *a
 			return present, nil
 		}
+		rawKey := key // as sent, escapes and all: valid JSON string content for Extras
 		if esc {
 			key = unescape(nil, key)
 		}
@@ -1054,7 +1055,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 		case "session_start_time":
 			a.SessionStartTime, err = d.timeVal()
 		default:
-			err = d.extraAttribute(key)
+			err = d.extraAttribute(rawKey)
 		}
 		if err != nil {
 			return 0, underField(err, string(key))
@@ -1063,7 +1064,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 }
 
 // extraAttribute appends an attribute member that Attributes has no field for to d.extraAttr.
-func (d *decoder) extraAttribute(key []byte) error {
+func (d *decoder) extraAttribute(rawKey []byte) error {
 	s := &d.s
 	s.ws()
 	start := s.pos
@@ -1075,8 +1076,9 @@ func (d *decoder) extraAttribute(key []byte) error {
 	} else {
 		d.extraAttr = append(d.extraAttr, ',')
 	}
-	d.extraAttr = strconv.AppendQuote(d.extraAttr, string(key))
-	d.extraAttr = append(d.extraAttr, ':')
+	d.extraAttr = append(d.extraAttr, '"')
+	d.extraAttr = append(d.extraAttr, rawKey...)
+	d.extraAttr = append(d.extraAttr, '"', ':')
 	d.extraAttr = appendCompact(d.extraAttr, s.buf[start:s.pos])
 	return nil
 }

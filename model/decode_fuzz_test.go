@@ -42,6 +42,11 @@ func checkAccepted(t *testing.T, input []byte, b *Batch) {
 			}
 		}
 	}
+	for _, x := range b.Extras {
+		if x.Attribute != nil && !json.Valid(x.Attribute) {
+			t.Fatalf("extra attributes not valid JSON: %q", x.Attribute)
+		}
+	}
 	for i := range b.Spans {
 		s := &b.Spans[i]
 		if len(s.SpanID) != 16 || len(s.TraceID) != 32 || s.Status > 2 || s.EndTime < s.StartTime {

@@ -537,6 +537,16 @@ func TestOutput(t *testing.T) {
 	if a.SessionStartTime != 1748257960525000000 || a.DeviceDensity != 2.75 || a.OSPageSize != 4 || a.DeviceCPUArch != "arm64-v8a" || !a.DeviceIsPhysical || a.SDKVersion != "0.11.0" {
 		t.Errorf("attributes %+v", a)
 	}
+	// Attribute members without a model field are kept as valid JSON, escapes and all.
+	ev0 := applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), set("attribute.patch_id", `"p1"`), set("attribute.pa\u0001t", `{"a": [1, 2]}`))
+	var pb Batch
+	if err := pb.AddEventPart(ev0, testApp); err != nil {
+		t.Fatal(err)
+	}
+	var extra map[string]any
+	if len(pb.Extras) != 1 || json.Unmarshal(pb.Extras[0].Attribute, &extra) != nil || extra["patch_id"] != "p1" || extra["pa\u0001t"] == nil {
+		t.Errorf("extras %+v", pb.Extras)
+	}
 	// Legacy UD string, and the modern member winning over it.
 	ev := applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), set("user_defined_attributes", jsonQuote(`{"b":"x","a":2}`)))
 	got, _, err := DecodeEvent(ev, testApp, 0)
