@@ -27,7 +27,7 @@ vet:
 
 ## stack: serve with a local ClickHouse and PostgreSQL started on free ports (stopped on exit)
 stack: build deps
-	$(GO) run ./cmd/testenv -only clickhouse,postgres -- ./$(BIN) serve
+	$(GO) run ./cmd/testenv -serve -only clickhouse,postgres -- ./$(BIN) serve
 
 ## bench: benchmarks (results and the command go to docs/benchmarks.md)
 bench: deps

@@ -46,10 +46,24 @@ type proc struct {
 
 var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\S+)\)`)
 
+// childEnv is the test's environment without svc's own settings, so a child serves exactly
+// what the test asks for (an SVC_CLICKHOUSE_DSN in the shell must not turn an embedded test
+// into a ClickHouse one).
+func childEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "SVC_") && !strings.HasPrefix(kv, "SVC_TEST_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
 func startServe(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(svcBin, append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = childEnv(env)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +141,7 @@ func getJSON(t *testing.T, url string) (int, map[string]any) {
 func runSvc(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(svcBin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = childEnv(env)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

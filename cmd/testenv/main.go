@@ -1,10 +1,10 @@
 // Command testenv starts throwaway ClickHouse, PostgreSQL and S3-compatible servers on free
 // loopback ports, runs a command with their addresses in SVC_TEST_* (and SVC_CLICKHOUSE_DSN /
-// SVC_POSTGRES_DSN) variables, then stops them and removes their data. `make test` and
+// SVC_POSTGRES_DSN with -serve) variables, then stops them and removes their data. `make test` and
 // `make stack` use it:
 //
 //	go run ./cmd/testenv -- go test ./...
-//	go run ./cmd/testenv -only clickhouse,postgres -- ./bin/svc serve
+//	go run ./cmd/testenv -serve -only clickhouse,postgres -- ./bin/svc serve
 package main
 
 import (
@@ -29,6 +29,7 @@ func main() {
 func run() int {
 	only := flag.String("only", "clickhouse,postgres,s3", "comma separated servers to start")
 	keep := flag.Bool("keep", false, "keep the servers' data directory after they stop")
+	serve := flag.Bool("serve", false, "also set SVC_CLICKHOUSE_DSN and SVC_POSTGRES_DSN, so the command is an svc node using them (make stack)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: testenv [-only clickhouse,postgres,s3] [-keep] -- command [args...]")
 	}
@@ -67,12 +68,18 @@ func run() int {
 		case "clickhouse":
 			s, err = sinktest.StartClickHouse(sub)
 			if err == nil {
-				env = append(env, sinktest.EnvClickHouse+"="+s.DSN, "SVC_CLICKHOUSE_DSN="+s.DSN)
+				env = append(env, sinktest.EnvClickHouse+"="+s.DSN)
+				if *serve {
+					env = append(env, "SVC_CLICKHOUSE_DSN="+s.DSN)
+				}
 			}
 		case "postgres":
 			s, err = sinktest.StartPostgres(sub)
 			if err == nil {
-				env = append(env, sinktest.EnvPostgres+"="+s.DSN, "SVC_POSTGRES_DSN="+s.DSN)
+				env = append(env, sinktest.EnvPostgres+"="+s.DSN)
+				if *serve {
+					env = append(env, "SVC_POSTGRES_DSN="+s.DSN)
+				}
 			}
 		case "s3":
 			s, err = sinktest.StartS3(sub)
