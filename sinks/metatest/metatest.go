@@ -21,7 +21,20 @@
 //     AppID is not the app's;
 //   - RotateAuthSession of an unknown session is ErrNotFound (ErrConflict is for a stale
 //     refresh id);
-//   - DeleteExpiredAuthSessions keeps a session whose ExpiresAt equals now.
+//   - DeleteExpiredAuthSessions keeps a session whose ExpiresAt equals now;
+//   - PutBuild, AddMappings and SetSDKConfig of an unknown app, and Builds, Mappings and
+//     SDKConfig of one, are ErrNotFound; Builds and Mappings of a known app without rows are
+//     empty;
+//   - Builds breaks ties of equal UpdatedAt by version name, version code, then build type, in
+//     byte order; Mappings filters on version name and code only (every build type), ties by id;
+//   - a PutBuild with an earlier UpdatedAt still replaces the stored build;
+//   - ErrInvalid for: a negative build size; a build type outside model.BuildTypes or a mapping
+//     type outside model.MappingTypes; a mapping's BlobKey that sinks.CheckBlobKey refuses; an
+//     SDK configuration that model.SDKConfig.Validate refuses; and a NUL byte or invalid UTF-8 in
+//     any string of a build, mapping or configuration (Postgres text and jsonb cannot hold them,
+//     and JSON would not give them back as written) or in the version arguments of Mappings;
+//   - AddMappings of an empty batch stores nothing and succeeds;
+//   - SetSDKConfig stores nil lists as empty ones; SDKConfig returns every list non-nil.
 package metatest
 
 import (
@@ -54,6 +67,9 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"APIKeys", testAPIKeys},
 		{"AuthSessions", testAuthSessions},
 		{"ExpiredAuthSessions", testExpiredAuthSessions},
+		{"Builds", testBuilds},
+		{"Mappings", testMappings},
+		{"SDKConfig", testSDKConfig},
 		{"Times", testTimes},
 		{"NotFound", testNotFound},
 		{"Concurrency", testConcurrency},
