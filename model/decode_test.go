@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -540,5 +541,40 @@ func TestStrSpecial8(t *testing.T) {
 		if strSpecial8(x) != want {
 			t.Fatalf("%#x: special=%v, want %v", x, !want, want)
 		}
+	}
+}
+
+// TestConcurrentDecode: decoders come from a pool and share read-only tables; run under -race.
+func TestConcurrentDecode(t *testing.T) {
+	bodies := fixtureBatches(t)
+	want := map[string]int{}
+	for name, body := range bodies {
+		b, err := DecodeBatch(body, testApp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[name] = len(b.Events) + len(b.Spans)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(bodies))
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name, body := range bodies {
+				b, err := DecodeBatch(body, testApp, w%2 == 0)
+				if err == nil && len(b.Events)+len(b.Spans) != want[name] {
+					err = errors.New(name + ": item count differs")
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
