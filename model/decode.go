@@ -829,14 +829,12 @@ func (d *decoder) attachment(a *Attachment) error {
 			if v, err = d.strVal(); err == nil {
 				a.Extension = d.str(v)
 			}
-		case "timestamp": // kept as sent (multipart SDKs); it must still be a timestamp
+		case "timestamp":
+			// Kept as sent (multipart SDKs send it) and not parsed: it is informational, and
+			// rejecting a whole batch over its format would lose the events for nothing.
 			var v []byte
 			if v, err = d.strVal(); err == nil {
-				if _, terr := parseTimestamp(v); terr != nil {
-					err = fieldErr("", "is "+terr.Error()+": got "+clipValue(v))
-				} else {
-					a.Timestamp = d.str(v)
-				}
+				a.Timestamp = d.str(v)
 			}
 		case "bytes": // legacy inline content, base64
 			var v []byte

@@ -192,7 +192,8 @@ var ruleCases = []ruleCase{
 	{"attachment type bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"video"}]`)}, "attachments[0].type", false},
 	{"attachment bytes bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","bytes":"%%%"}]`)}, "attachments[0].bytes", false},
 	{"attachment size negative", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","size":-1}]`)}, "attachments[0].size", false},
-	{"attachment timestamp bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","timestamp":"now"}]`)}, "attachments[0].timestamp", false},
+	{"attachment timestamp free text", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","timestamp":"now"}]`)}, "", false},
+	{"attachment timestamp number", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot","timestamp":5}]`)}, "attachments[0].timestamp", false},
 	{"attachment second bad", "custom", []jsonEdit{set("attachments", `[{"id":"42306fd7-cb17-4fa4-88dd-b40ce1ce34c4","name":"a","type":"screenshot"},7]`)}, "attachments[1]", false},
 	// attributes: required (rule 4) and value sets
 	{"installation_id missing", "custom", []jsonEdit{unset("attribute.installation_id")}, "attribute.installation_id", false},
