@@ -38,7 +38,7 @@ func newEvents(tb testing.TB) *Events {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	blobs, err := localblob.New(filepath.Join(dir, "blobs"), "http://localhost:1", []byte("secret"))
+	blobs, err := localblob.New(filepath.Join(dir, "blobs"), "http://localhost:1", []byte("fuzz-secret-0123456789"))
 	if err != nil {
 		tb.Fatal(err)
 	}
