@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/svc-dev/svc/model"
@@ -45,6 +47,67 @@ func TestConformance(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		metatest.Run(t, func(t *testing.T) sinks.MetaStore { return openStore(t, migrated(t)) })
 	})
+	// The test server's databases collate as "C"; users' usually follow a locale, where "B"
+	// sorts after "a". The byte order the suite asks for must not depend on it.
+	t.Run("postgres-icu-en", func(t *testing.T) {
+		metatest.Run(t, func(t *testing.T) sinks.MetaStore {
+			dsn := localeDB(t)
+			if err := Migrate(t.Context(), dsn); err != nil {
+				t.Fatalf("Migrate: %v", err)
+			}
+			return openStore(t, dsn)
+		})
+	})
+}
+
+// localeDB creates a database whose default collation is ICU's en-US, next to a fresh one of
+// sinktest, and returns its DSN; it is dropped when the test ends.
+func localeDB(t *testing.T) string {
+	t.Helper()
+	base := sinktest.Postgres(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/") + "_icu"
+	conn, err := pgx.Connect(t.Context(), base)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	if _, err := conn.Exec(t.Context(), `CREATE DATABASE `+name+
+		` TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`); err != nil {
+		t.Fatalf("create a database collating as en-US: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("connect to drop %s: %v", name, err)
+			return
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	icu := u.String()
+	// Check the premise: this database does sort "B" after "a".
+	c, err := pgx.Connect(t.Context(), icu)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", name, err)
+	}
+	defer c.Close(context.WithoutCancel(t.Context()))
+	var localeOrder bool
+	if err := c.QueryRow(t.Context(), `SELECT 'a'::text < 'B'::text`).Scan(&localeOrder); err != nil {
+		t.Fatal(err)
+	}
+	if !localeOrder {
+		t.Fatalf("database %s sorts 'B' before 'a'; want a locale's order", name)
+	}
+	return icu
 }
 
 // migrationVersions returns the version numbers of the embedded migration files.
@@ -105,7 +168,7 @@ func checkAppliedOnce(t *testing.T, s *Store) {
 	}
 }
 
-var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "auth_sessions"}
+var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "auth_sessions", "builds", "mappings", "sdk_configs"}
 
 func checkTables(t *testing.T, s *Store, present bool) {
 	t.Helper()
@@ -238,6 +301,17 @@ func TestSchemaConstraints(t *testing.T) {
 		{"one active key per app", `INSERT INTO api_keys (key, app_id, created_at) VALUES ('key-2', $1, now())`, []any{app.ID}, uniqueViolation},
 		{"key unique", `INSERT INTO api_keys (key, app_id, created_at, revoked) VALUES ('key-1', $1, now(), true)`, []any{app.ID}, uniqueViolation},
 		{"key of a missing app", `INSERT INTO api_keys (key, app_id, created_at, revoked) VALUES ('key-3', $1, now(), true)`, []any{uuid.New()}, foreignKeyViolation},
+		{"build size not negative", `INSERT INTO builds (app_id, version_name, version_code, build_type, size, updated_at) VALUES ($1, '1', '1', 'apk', -1, now())`,
+			[]any{app.ID}, checkViolation},
+		{"build type is one of three", `INSERT INTO builds (app_id, version_name, version_code, build_type, size, updated_at) VALUES ($1, '1', '1', 'exe', 1, now())`,
+			[]any{app.ID}, checkViolation},
+		{"build of a missing app", `INSERT INTO builds (app_id, version_name, version_code, build_type, size, updated_at) VALUES ($1, '1', '1', 'apk', 1, now())`,
+			[]any{uuid.New()}, foreignKeyViolation},
+		{"mapping type is one of model.MappingTypes", `INSERT INTO mappings (id, app_id, version_name, version_code, build_type, type, filename, blob_key, created_at)
+			VALUES ($1, $2, '1', '1', 'apk', 'pdb', 'f', 'k', now())`, []any{uuid.New(), app.ID}, checkViolation},
+		{"mapping of a missing app", `INSERT INTO mappings (id, app_id, version_name, version_code, build_type, type, filename, blob_key, created_at)
+			VALUES ($1, $2, '1', '1', 'apk', 'dsym', 'f', 'k', now())`, []any{uuid.New(), uuid.New()}, foreignKeyViolation},
+		{"config of a missing app", `INSERT INTO sdk_configs (app_id, config, updated_at) VALUES ($1, '{}', now())`, []any{uuid.New()}, foreignKeyViolation},
 		{"session of a missing user", `INSERT INTO auth_sessions (id, user_id, refresh_id, created_at, expires_at) VALUES ($1, $2, $1, now(), now())`,
 			[]any{uuid.New(), uuid.New()}, foreignKeyViolation},
 	}
@@ -250,6 +324,46 @@ func TestSchemaConstraints(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("mapping types match the model", func(t *testing.T) {
+		for typ := range model.MappingTypes {
+			id := uuid.New()
+			_, err := s.Pool().Exec(ctx, `INSERT INTO mappings (id, app_id, version_name, version_code, build_type, type, filename, blob_key, created_at)
+				VALUES ($1, $2, 'types', '1', 'apk', $3, 'f', 'k', now())`, id, app.ID, typ)
+			if err != nil {
+				t.Errorf("mapping type %q refused: %v", typ, err)
+			}
+		}
+	})
+
+	t.Run("deleting an app deletes its builds, mappings and config", func(t *testing.T) {
+		doomed := model.App{ID: uuid.New(), TeamID: own.ID, Name: "doomed", CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateApp(ctx, doomed, model.APIKey{AppID: doomed.ID, Key: "key-doomed", CreatedAt: now}); err != nil {
+			t.Fatalf("CreateApp: %v", err)
+		}
+		if err := s.PutBuild(ctx, model.Build{AppID: doomed.ID, VersionName: "1", VersionCode: "1", BuildType: "apk", Size: 1, UpdatedAt: now}); err != nil {
+			t.Fatalf("PutBuild: %v", err)
+		}
+		m := model.Mapping{ID: uuid.New(), AppID: doomed.ID, VersionName: "1", VersionCode: "1", BuildType: "apk", Type: "proguard", Filename: "f", BlobKey: "k", CreatedAt: now}
+		if err := s.AddMappings(ctx, []model.Mapping{m}); err != nil {
+			t.Fatalf("AddMappings: %v", err)
+		}
+		if err := s.SetSDKConfig(ctx, doomed.ID, model.DefaultSDKConfig(), now); err != nil {
+			t.Fatalf("SetSDKConfig: %v", err)
+		}
+		if _, err := s.Pool().Exec(ctx, `DELETE FROM apps WHERE id = $1`, doomed.ID); err != nil {
+			t.Fatalf("delete app: %v", err)
+		}
+		for _, table := range []string{"builds", "mappings", "sdk_configs"} {
+			var n int
+			if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE app_id = $1`, doomed.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%d rows of the deleted app left in %s", n, table)
+			}
+		}
+	})
 
 	t.Run("retention defaults to 30", func(t *testing.T) {
 		id := uuid.New()
