@@ -1,14 +1,17 @@
 package metatest
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
 )
 
-// Bench measures the MetaStore calls on the ingest path: looking up an app by its API key and
-// recording that the key was used. Metadata is not hot (the HTTP layer caches keys), so these
+// Bench measures the MetaStore calls on the ingest path: looking up an app by its API key,
+// recording that the key was used, and the writes of PUT /builds and the read of GET /config.
+// Metadata is not hot (the HTTP layer caches keys; builds come once per release), so these
 // numbers are for spotting regressions, not for tuning.
 func Bench(b *testing.B, s sinks.MetaStore) {
 	ctx := b.Context()
@@ -34,6 +37,53 @@ func Bench(b *testing.B, s sinks.MetaStore) {
 		for b.Loop() {
 			i++
 			if err := s.TouchAPIKey(ctx, k.Key, at(2).Add(time.Duration(i)*time.Microsecond)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("PutBuild", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			// Every fourth put replaces a build, as repeated uploads of one release do.
+			if err := s.PutBuild(ctx, newBuild(a.ID, "1."+strconv.Itoa(i-i%4), "1", "aab", int64(i), at(3))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	const batch = 10 // mapping files of one build: dSYMs of an app and its frameworks
+	b.Run("AddMappings", func(b *testing.B) {
+		b.ReportAllocs()
+		ms := make([]model.Mapping, batch)
+		i := 0
+		for b.Loop() {
+			i++
+			for j := range ms {
+				ms[j] = newMapping(a.ID, "2."+strconv.Itoa(i), "1", at(4))
+			}
+			if err := s.AddMappings(ctx, ms); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+	})
+	cfg, _ := fullConfigs()
+	b.Run("SetSDKConfig", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			if err := s.SetSDKConfig(ctx, a.ID, cfg, at(5).Add(time.Duration(i)*time.Microsecond)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SDKConfig", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := s.SDKConfig(ctx, a.ID); err != nil {
 				b.Fatal(err)
 			}
 		}
