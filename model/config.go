@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // SDKConfig is the configuration GET /config serves to an app's SDK. Sampling rates are
@@ -118,6 +119,9 @@ func (c *SDKConfig) Validate() error {
 		for i, s := range *l.v {
 			if strings.TrimSpace(s) == "" || len(s) > MaxURLPatternLength {
 				return fmt.Errorf("%s[%d] must be 1 to %d characters", l.name, i, MaxURLPatternLength)
+			}
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				return fmt.Errorf("%s[%d] must be valid UTF-8 without NUL characters", l.name, i)
 			}
 		}
 	}

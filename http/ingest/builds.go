@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -80,7 +81,7 @@ func (e errDeclaredTooLarge) Error() string {
 
 // validBareName reports whether a mapping file name is a bare file name, never a path.
 func validBareName(s string) bool {
-	return s != "" && s != "." && s != ".." && len(s) <= 255 && !strings.ContainsAny(s, "/\\\x00")
+	return s != "" && s != "." && s != ".." && len(s) <= 255 && !strings.ContainsAny(s, "/\\\x00") && utf8.ValidString(s)
 }
 
 func (req *buildRequest) validate(maxMapping int64) (model.Build, error) {
@@ -94,6 +95,9 @@ func (req *buildRequest) validate(maxMapping int64) (model.Build, error) {
 		}
 		if len(f.v.s) > 256 {
 			return b, fmt.Errorf("%s must be at most 256 characters", f.name)
+		}
+		if !utf8.ValidString(f.v.s) || strings.ContainsRune(f.v.s, 0) {
+			return b, fmt.Errorf("%s must be valid UTF-8 without NUL characters", f.name)
 		}
 	}
 	size, err := strconv.ParseInt(req.BuildSize.s, 10, 64)
@@ -166,7 +170,7 @@ func (h *Builds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b.AppID, b.UpdatedAt = app.ID, now
 	if err := h.Meta.PutBuild(r.Context(), b); err != nil {
-		unavailable(w, "store build: "+err.Error())
+		storeFailed(w, "store build", err)
 		return
 	}
 	if len(req.Mappings) == 0 {
@@ -198,10 +202,20 @@ func (h *Builds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"expires_at": up.ExpiresAt.UTC().Format(time.RFC3339Nano), "headers": hdr}
 	}
 	if err := h.Meta.AddMappings(r.Context(), ms); err != nil {
-		unavailable(w, "store mappings: "+err.Error())
+		storeFailed(w, "store mappings", err)
 		return
 	}
 	httpx.JSON(w, http.StatusOK, map[string]any{"mappings": items})
+}
+
+// storeFailed answers a store error: the store's ErrInvalid means the request can never be
+// stored (400: retrying would not help); anything else is temporary (503).
+func storeFailed(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, sinks.ErrInvalid) {
+		httpx.Error(w, http.StatusBadRequest, what+": "+err.Error())
+		return
+	}
+	unavailable(w, what+": "+err.Error())
 }
 
 // unavailable answers 503 with Retry-After: the SDK or build tool keeps its data and retries.

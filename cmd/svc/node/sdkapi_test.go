@@ -100,6 +100,7 @@ func TestBuilds(t *testing.T) {
 				{"bad mapping type", `{"version_name":"1","version_code":"1","build_size":1,"build_type":"ipa","mappings":[{"type":"zip","filename":"b.tgz"}]}`, 400, "mappings[0].type"},
 				{"declared too large", `{"version_name":"1","version_code":"1","build_size":1,"build_type":"ipa","mappings":[{"type":"dsym","filename":"b.tgz","size":2097152}]}`, 413, "exceeds the limit"},
 				{"malformed", `{"version_name":`, 400, "malformed"},
+				{"NUL in a version", `{"version_name":"1\u0000","version_code":"1","build_size":1,"build_type":"apk"}`, 400, "NUL"},
 			}
 			for _, c := range cases {
 				r := put(c.body)
