@@ -26,7 +26,8 @@ import (
 // Decisions where the spec, DESIGN §6 and the real SDK bodies (shared/fixtures/measure) disagree.
 // Every fixture batch must be accepted unmodified, so the fixtures win over the letter of the
 // spec; each decision is also noted where it is enforced.
-//   - attachments: absent, null or [] (spec: required array). Attachment size/path → Extras.
+//   - attachments: absent, null or [] (spec: required array). size and path are kept
+//     (Attachment.Size is SizeUnknown when size is absent).
 //   - user_defined_attribute: absent, null or an object; the legacy user_defined_attributes (the
 //     object as a JSON string, "{}" when empty) is used when the former is absent, null or {}.
 //   - timestamps: 0 to 9 fractional digits, 'Z' or ±hh:mm (ParseTimestamp); more digits are
@@ -38,7 +39,7 @@ import (
 //   - The attribute table's other R members (platform under JSON rules, network_*,
 //     device_cpu_arch) are checked against their value sets when present, not required: the
 //     acceptance rules say which are enforced, and the Android batches lack device_cpu_arch.
-//     Attribute members the table does not name (patch_id, patch_version) → Extras.
+//     Attribute members the table does not name (patch_id, patch_version) → Attributes.Extra.
 //   - Kinds: see validate_kinds.go (exception: handled or severity, framework optional, frames'
 //     in_app optional; app_exit: REASON_/IMPORTANCE_ prefixes optional; warm_launch.is_lukewarm
 //     string or boolean). session_start may omit its empty member. Rule 6 is "no other event of
@@ -67,7 +68,7 @@ func DecodeBatch(body []byte, appID uuid.UUID, multipartRules bool) (Batch, erro
 
 // DecodeEvent decodes and validates one multipart `event` part (multipart rules). index is the
 // part's position among the event parts, used in errors. It returns the inline attachment
-// contents the event carried. Batch.AddEventPart does the same and also keeps Extras.
+// contents the event carried. Batch.AddEventPart does the same into a Batch.
 func DecodeEvent(part []byte, appID uuid.UUID, index int) (Event, []InlineBlob, error) {
 	var b Batch
 	if err := b.addPart(part, appID, index, true); err != nil {
@@ -85,8 +86,8 @@ func DecodeSpan(part []byte, appID uuid.UUID, index int) (Span, error) {
 	return b.Spans[0], nil
 }
 
-// AddEventPart decodes one multipart `event` part (multipart rules) and appends the event, its
-// inline attachments and its extras to b. Call Validate once all parts are in.
+// AddEventPart decodes one multipart `event` part (multipart rules) and appends the event and
+// its inline attachments to b. Call Validate once all parts are in.
 func (b *Batch) AddEventPart(part []byte, appID uuid.UUID) error {
 	return b.addPart(part, appID, len(b.Events), true)
 }
@@ -100,10 +101,10 @@ func (b *Batch) addPart(part []byte, appID uuid.UUID, index int, event bool) err
 	d := newDecoder(part, appID, true)
 	defer d.release()
 	d.b = b
-	ne, ns, ni, nx := len(b.Events), len(b.Spans), len(b.Inline), len(b.Extras)
+	ne, ns, ni := len(b.Events), len(b.Spans), len(b.Inline)
 	err := d.one(index, event)
 	if err != nil {
-		b.Events, b.Spans, b.Inline, b.Extras = b.Events[:ne], b.Spans[:ns], b.Inline[:ni], b.Extras[:nx]
+		b.Events, b.Spans, b.Inline = b.Events[:ne], b.Spans[:ns], b.Inline[:ni]
 	}
 	return err
 }
@@ -118,11 +119,10 @@ type decoder struct {
 	intern    map[string]string
 	scratch   []byte
 	arena     []byte
-	last      Attributes        // the previous item's attributes, whose strings the next item reuses
-	evs       []Event           // scratch for the events of a JSON body, see items
-	sps       []Span            // scratch for the spans of a JSON body
-	extraAttr []byte            // unknown attribute members of the current item, as JSON
-	attx      []AttachmentExtra // size/path of the current event's attachments
+	last      Attributes // the previous item's attributes, whose strings the next item reuses
+	evs       []Event    // scratch for the events of a JSON body, see items
+	sps       []Span     // scratch for the spans of a JSON body
+	extraAttr []byte     // unknown members of the attribute object being read, as JSON
 }
 
 var decoderPool = sync.Pool{New: func() any { return &decoder{intern: make(map[string]string, 128)} }}
@@ -142,7 +142,6 @@ func (d *decoder) release() {
 	d.arena = nil
 	d.last = Attributes{}
 	d.extraAttr = d.extraAttr[:0]
-	d.attx = d.attx[:0]
 	if cap(d.scratch) > 1<<20 { // inline base64 attachments pass through it; bound what the pool keeps
 		d.scratch = nil
 	}
@@ -459,7 +458,7 @@ func (d *decoder) itemLoop(name string, events bool) error {
 		if events {
 			idx = len(d.b.Events)
 		}
-		if err := d.item(idx, events); err != nil {
+		if err := d.item(events); err != nil {
 			return atItem(err, kind, idx)
 		}
 	}
@@ -471,43 +470,22 @@ func (d *decoder) one(index int, event bool) error {
 	if event {
 		kind = "event"
 	}
-	if err := d.item(index, event); err != nil {
+	if err := d.item(event); err != nil {
 		return atItem(err, kind, index)
 	}
 	return atItem(d.s.end(), kind, index)
 }
 
-func (d *decoder) item(index int, event bool) error {
+func (d *decoder) item(event bool) error {
 	if d.s.peek() != '{' {
 		return d.typeErr("an object")
 	}
-	d.extraAttr = d.extraAttr[:0]
-	d.attx = d.attx[:0]
 	if event {
 		d.b.Events = append(d.b.Events, Event{})
-		if err := d.event(&d.b.Events[len(d.b.Events)-1]); err != nil {
-			return err
-		}
-	} else {
-		d.b.Spans = append(d.b.Spans, Span{})
-		if err := d.span(&d.b.Spans[len(d.b.Spans)-1]); err != nil {
-			return err
-		}
+		return d.event(&d.b.Events[len(d.b.Events)-1])
 	}
-	if len(d.extraAttr) > 0 || len(d.attx) > 0 {
-		x := Extra{Item: "span", Index: index}
-		if event {
-			x.Item = "event"
-		}
-		if len(d.extraAttr) > 0 {
-			x.Attribute = append(append([]byte(nil), d.extraAttr...), '}')
-		}
-		if len(d.attx) > 0 {
-			x.Attachments = append([]AttachmentExtra(nil), d.attx...)
-		}
-		d.b.Extras = append(d.b.Extras, x)
-	}
-	return nil
+	d.b.Spans = append(d.b.Spans, Span{})
+	return d.span(&d.b.Spans[len(d.b.Spans)-1])
 }
 
 // ---- events ----
@@ -787,8 +765,8 @@ func (d *decoder) attachment(a *Attachment) error {
 	var (
 		hasID, hasName, hasType bool
 		inline                  []byte
-		x                       = AttachmentExtra{Size: -1}
 	)
+	a.Size = SizeUnknown
 	for i := 0; ; i++ {
 		key, esc, done, err := s.member(i)
 		if err != nil {
@@ -849,12 +827,12 @@ func (d *decoder) attachment(a *Attachment) error {
 		case "size":
 			var v uint64
 			if v, err = d.uintVal(math.MaxInt64); err == nil {
-				x.Size = int64(v)
+				a.Size = int64(v)
 			}
 		case "path":
 			var v []byte
 			if v, err = d.strVal(); err == nil {
-				x.Path = string(v)
+				a.Path = string(v)
 			}
 		default:
 			err = s.skip()
@@ -873,10 +851,6 @@ func (d *decoder) attachment(a *Attachment) error {
 	}
 	if inline != nil {
 		d.b.Inline = append(d.b.Inline, InlineBlob{AttachmentID: a.ID, Bytes: inline})
-	}
-	if x.Size >= 0 || x.Path != "" {
-		x.ID = a.ID
-		d.attx = append(d.attx, x)
 	}
 	return nil
 }
@@ -899,7 +873,7 @@ const (
 // without regard to case and stored lowercase ("iOS" from old iOS SDKs becomes "ios", so the
 // dashboard sees one value); measure_sdk_version is the Measure SDKs' name of
 // service_sdk_version (the latter wins when both come); members the table does not name go to
-// Extra.Attribute; null counts as absent everywhere.
+// a.Extra as sent; null counts as absent everywhere.
 func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 	s := &d.s
 	if s.peek() != '{' {
@@ -909,16 +883,20 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 		return 0, err
 	}
 	var svcSDK bool
+	d.extraAttr = d.extraAttr[:0]
 	for i := 0; ; i++ {
 		key, esc, done, err := s.member(i)
 		if err != nil {
 			return 0, err
 		}
 		if done {
+			if len(d.extraAttr) > 0 {
+				a.Extra = d.keepExtra()
+			}
 			d.last = *a
 			return present, nil
 		}
-		rawKey := key // as sent, escapes and all: valid JSON string content for Extras
+		rawKey := key // as sent, escapes and all: valid JSON string content for Extra
 		if esc {
 			key = unescape(nil, key)
 		}
@@ -1059,6 +1037,16 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			return 0, underField(err, string(key))
 		}
 	}
+}
+
+// keepExtra closes the object in d.extraAttr and returns it for Attributes.Extra: the previous
+// item's slice when equal (an SDK sends the same patch_id on every item), else a copy in the arena.
+func (d *decoder) keepExtra() []byte {
+	d.extraAttr = append(d.extraAttr, '}')
+	if bytes.Equal(d.extraAttr, d.last.Extra) {
+		return d.last.Extra
+	}
+	return d.keep(d.extraAttr, false)
 }
 
 // extraAttribute appends an attribute member that Attributes has no field for to d.extraAttr.

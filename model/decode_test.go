@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,8 +140,12 @@ func TestFixturesAccepted(t *testing.T) {
 			if err := parts.Validate(); err != nil {
 				t.Fatalf("multipart batch: %v", err)
 			}
-			if len(parts.Inline) != len(b.Inline) || len(parts.Extras) != len(b.Extras) {
-				t.Fatalf("multipart batch: %d inline %d extras, JSON batch %d and %d", len(parts.Inline), len(parts.Extras), len(b.Inline), len(b.Extras))
+			if len(parts.Inline) != len(b.Inline) {
+				t.Fatalf("multipart batch: %d inline, JSON batch %d", len(parts.Inline), len(b.Inline))
+			}
+			// Part by part (multipart rules) or whole (JSON rules), the same items come out.
+			if !reflect.DeepEqual(parts.Events, b.Events) || !reflect.DeepEqual(parts.Spans, b.Spans) {
+				t.Fatal("multipart parts decode differently from the JSON batch")
 			}
 		})
 	}
@@ -165,10 +170,28 @@ func checkEvent(t *testing.T, raw json.RawMessage, e *Event) {
 	if !bytes.Equal(e.Payload, want.Bytes()) {
 		t.Fatalf("event %v: payload\n%s\nwant\n%s", e.ID, e.Payload, want.Bytes())
 	}
-	var atts []json.RawMessage
+	var atts []struct {
+		ID        string
+		Name      string
+		Type      string
+		Extension string
+		Timestamp string
+		Size      *int64
+		Path      string
+	}
 	_ = json.Unmarshal(ref["attachments"], &atts)
 	if len(e.Attachments) != len(atts) {
 		t.Fatalf("event %v: %d attachments, want %d", e.ID, len(e.Attachments), len(atts))
+	}
+	for i, r := range atts {
+		want := Attachment{ID: uuid.MustParse(r.ID), Name: r.Name, Type: r.Type, Extension: r.Extension,
+			Timestamp: r.Timestamp, Size: SizeUnknown, Path: r.Path}
+		if r.Size != nil {
+			want.Size = *r.Size
+		}
+		if e.Attachments[i] != want {
+			t.Fatalf("event %v: attachment %d\n%+v\nwant\n%+v", e.ID, i, e.Attachments[i], want)
+		}
 	}
 	var env struct {
 		ID            string `json:"id"`
@@ -264,8 +287,66 @@ func checkAttributes(t *testing.T, raw json.RawMessage, a *Attributes) {
 		NetworkGeneration: r.NetworkGeneration, DeviceCPUArch: r.DeviceCPUArch,
 		SessionStartTime: sst,
 	}
-	if *a != want {
-		t.Fatalf("attributes\n%+v\nwant\n%+v", *a, want)
+	got := *a
+	got.Extra = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("attributes\n%+v\nwant\n%+v", got, want)
+	}
+	checkExtra(t, raw, a.Extra)
+}
+
+// knownAttrs are the attribute members Attributes has a field for; every other one belongs in
+// Attributes.Extra.
+var knownAttrs = map[string]bool{
+	"installation_id": true, "app_version": true, "app_build": true, "app_unique_id": true,
+	"platform": true, "service_sdk_version": true, "measure_sdk_version": true, "thread_name": true,
+	"user_id": true, "device_name": true, "device_model": true, "device_manufacturer": true,
+	"device_type": true, "device_is_foldable": true, "device_is_physical": true,
+	"device_density_dpi": true, "device_width_px": true, "device_height_px": true,
+	"device_density": true, "device_locale": true, "device_low_power_mode": true,
+	"device_thermal_throttling_enabled": true, "os_name": true, "os_version": true,
+	"os_page_size": true, "network_type": true, "network_provider": true,
+	"network_generation": true, "device_cpu_arch": true, "session_start_time": true,
+}
+
+// checkExtra compares Attributes.Extra with encoding/json's reading of the attribute object: the
+// unknown, non-null members, compacted; nil when there are none.
+func checkExtra(t *testing.T, raw json.RawMessage, extra []byte) {
+	t.Helper()
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for k, v := range all {
+		if !knownAttrs[k] && string(v) != "null" {
+			var c bytes.Buffer
+			if err := json.Compact(&c, v); err != nil {
+				t.Fatal(err)
+			}
+			want[k] = c.String()
+		}
+	}
+	if len(want) == 0 {
+		if extra != nil {
+			t.Fatalf("Attributes.Extra = %s, want nil", extra)
+		}
+		return
+	}
+	var gotRaw map[string]json.RawMessage
+	if err := json.Unmarshal(extra, &gotRaw); err != nil {
+		t.Fatalf("Attributes.Extra %q: %v", extra, err)
+	}
+	got := map[string]string{}
+	for k, v := range gotRaw {
+		got[k] = string(v)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Attributes.Extra = %s, want the members %v", extra, want)
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, extra); err != nil || !bytes.Equal(c.Bytes(), extra) {
+		t.Fatalf("Attributes.Extra not compact: %s", extra)
 	}
 }
 
@@ -399,28 +480,75 @@ func TestFixtureSpotChecks(t *testing.T) {
 				t.Fatalf("os_name %q not normalised", e.Attribute.OSName)
 			}
 		}
-		if len(b.Extras) == 0 || b.Extras[0].Attachments[0].Size <= 0 {
-			t.Fatalf("attachment sizes not kept: %+v", b.Extras)
+		// "size" : 2904 on the first attachment of the batch, no path.
+		if a := b.Events[0].Attachments; len(a) == 0 || a[0].Size != 2904 || a[0].Path != "" {
+			t.Fatalf("first attachment: %+v", a)
 		}
 	})
-	t.Run("attribute extras", func(t *testing.T) {
-		var found bool
-		for name, body := range fixtureBatches(t) {
-			if !bytes.Contains(body, []byte(`"patch_id"`)) {
-				continue
-			}
-			b, err := DecodeBatch(body, testApp, false)
-			if err != nil {
-				t.Fatal(name, err)
-			}
-			for _, x := range b.Extras {
-				if bytes.Contains(x.Attribute, []byte(`"patch_id":"`)) && json.Valid(x.Attribute) {
-					found = true
+	t.Run("attachment size and path", func(t *testing.T) {
+		b, err := DecodeBatch(findFixture(t, "bugreport-warmlaunch-screenview-inline-bytes-attach_628307e0"), testApp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const path = "/var/mobile/Containers/Data/Application/11CC2269-A36C-4AF1-97F1-3DF00AF9F06A/Documents/8ac0dc42-8f84-4388-9c1d-aededcb43a97"
+		var found *Attachment
+		for i := range b.Events {
+			for j := range b.Events[i].Attachments {
+				if a := &b.Events[i].Attachments[j]; a.Path != "" {
+					found = a
 				}
 			}
 		}
-		if !found {
-			t.Fatal("patch_id not kept in Extras")
+		if found == nil || found.Path != path || found.Size != 61865 {
+			t.Fatalf("attachment with a path: %+v", found)
+		}
+	})
+	t.Run("attachment without size", func(t *testing.T) {
+		b, err := DecodeBatch(findFixture(t, "exception-bugreport-sessionstart-spans-attach_d26e0dc5"), testApp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range b.Events {
+			for _, a := range e.Attachments {
+				if a.Size != SizeUnknown || a.Path != "" {
+					t.Fatalf("Android attachment without size or path: %+v", a)
+				}
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatal("fixture has no attachments")
+		}
+	})
+	t.Run("attribute extras", func(t *testing.T) {
+		b, err := DecodeBatch(findFixture(t, "exception-http-custom-large266-spans-attach_1eecf66d"), testApp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"patch_id": "60da7d21-2222-4d28-8e3b-e4ec29d7cb31", "patch_version": "OTA_1.0.1"}
+		var with, without int
+		count := func(x []byte) {
+			var got map[string]string
+			switch {
+			case x == nil:
+				without++
+			case json.Unmarshal(x, &got) == nil && reflect.DeepEqual(got, want):
+				with++
+			default:
+				t.Fatalf("Attributes.Extra = %s, want %v or nil", x, want)
+			}
+		}
+		for i := range b.Events {
+			count(b.Events[i].Attribute.Extra)
+		}
+		events := with
+		for i := range b.Spans {
+			count(b.Spans[i].Attributes.Extra)
+		}
+		// 7 of its 234 events and 5 of its 32 spans carry patch_id and patch_version.
+		if events != 7 || with-events != 5 || without != 234+32-12 {
+			t.Fatalf("%d events and %d spans with Extra, %d without", events, with-events, without)
 		}
 	})
 }

@@ -75,6 +75,10 @@ type Attributes struct {
 	NetworkGeneration              string
 	DeviceCPUArch                  string
 	SessionStartTime               int64 // Unix nanoseconds; 0 when absent
+	// Extra is a compact JSON object of the attribute members that have no field above, as the
+	// SDK sent them (real SDKs send patch_id and patch_version), so that nothing is lost before
+	// the model grows a field; nil when there were none. Never an empty object.
+	Extra []byte
 }
 
 // UDType is the type of a user-defined attribute value.
@@ -135,4 +139,11 @@ type Attachment struct {
 	Extension string
 	Timestamp string // as sent; multipart SDKs send it
 	BlobKey   string
+	// Size is the file's size in bytes as the SDK reported it, or SizeUnknown (-1) when it sent
+	// none: 0 is a real, empty file. Informational; the blob store knows the true size.
+	Size int64
+	Path string // where the file was on the device, as sent; empty when absent
 }
+
+// SizeUnknown is Attachment.Size when the SDK did not send a size.
+const SizeUnknown = -1

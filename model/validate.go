@@ -86,9 +86,6 @@ type Batch struct {
 	// Inline holds the decoded bytes of legacy attachments that carried their content inline
 	// (`bytes`, base64 in the wire), so the server can store them without an upload URL.
 	Inline []InlineBlob
-	// Extras keeps values SDKs send that the model types have no field for yet; one entry per
-	// item that had any. See Extra.
-	Extras []Extra
 }
 
 // InlineBlob is the content of an attachment that a legacy SDK sent inside the event.
@@ -96,25 +93,6 @@ type InlineBlob struct {
 	EventID      uuid.UUID
 	AttachmentID uuid.UUID
 	Bytes        []byte
-}
-
-// Extra holds what one event or span carried that Event/Span cannot hold yet, so that nothing
-// an SDK sent is lost before the model grows the fields.
-type Extra struct {
-	Item  string // "event" or "span"
-	Index int    // into Batch.Events or Batch.Spans
-	// Attribute is a compact JSON object of the attribute members that Attributes has no field
-	// for (real SDKs send patch_id and patch_version); nil when there were none.
-	Attribute []byte
-	// Attachments lists, per attachment that had them, the size and device path SDKs send.
-	Attachments []AttachmentExtra
-}
-
-// AttachmentExtra is the part of an attachment Attachment has no field for.
-type AttachmentExtra struct {
-	ID   uuid.UUID
-	Size int64  // bytes; -1 when absent
-	Path string // path on the device; empty when absent
 }
 
 // Validate checks the rules that need the whole request (acceptance rules 1, 2 and 6 of the

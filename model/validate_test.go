@@ -531,8 +531,8 @@ func TestOutput(t *testing.T) {
 	if len(b.Inline) != 1 || string(b.Inline[0].Bytes) != "hello" || b.Inline[0].EventID != e.ID || b.Inline[0].AttachmentID != e.Attachments[0].ID {
 		t.Errorf("inline %+v", b.Inline)
 	}
-	if len(b.Extras) != 1 || b.Extras[0].Attachments[0].Size != 5 || b.Extras[0].Attachments[0].Path != "/d/a.png" || b.Extras[0].Attribute != nil {
-		t.Errorf("extras %+v", b.Extras)
+	if at := e.Attachments[0]; at.Size != 5 || at.Path != "/d/a.png" || e.Attribute.Extra != nil {
+		t.Errorf("attachment %+v, attribute extra %q", at, e.Attribute.Extra)
 	}
 	a := e.Attribute
 	if a.SessionStartTime != 1748257960525000000 || a.DeviceDensity != 2.75 || a.OSPageSize != 4 || a.DeviceCPUArch != "arm64-v8a" || !a.DeviceIsPhysical || a.SDKVersion != "0.11.0" {
@@ -545,8 +545,8 @@ func TestOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	var extra map[string]any
-	if len(pb.Extras) != 1 || json.Unmarshal(pb.Extras[0].Attribute, &extra) != nil || extra["patch_id"] != "p1" || extra["pa\u0001t"] == nil {
-		t.Errorf("extras %+v", pb.Extras)
+	if x := pb.Events[0].Attribute.Extra; json.Unmarshal(x, &extra) != nil || len(extra) != 2 || extra["patch_id"] != "p1" || extra["pa\u0001t"] == nil {
+		t.Errorf("attribute extra %q", x)
 	}
 	// Legacy UD string, and the modern member winning over it.
 	ev := applyEdits(t, eventWith(t, "custom", `{"name":"x"}`), set("user_defined_attributes", jsonQuote(`{"b":"x","a":2}`)))
@@ -590,5 +590,14 @@ func TestDuplicateMembers(t *testing.T) {
 	e, _, err := DecodeEvent([]byte(again), testApp, 0)
 	if err != nil || e.Attribute.DeviceName != "" {
 		t.Fatalf("attribute merged: %q %v", e.Attribute.DeviceName, err)
+	}
+	// The unknown members of the first object go with it; those of the second stay.
+	again = strings.Replace(ev, `"attribute":`, `"attribute":{"patch_id":"first"},"attribute":`, 1)
+	if e, _, err = DecodeEvent([]byte(again), testApp, 0); err != nil || e.Attribute.Extra != nil {
+		t.Fatalf("unknown attribute members merged: %q %v", e.Attribute.Extra, err)
+	}
+	again = strings.Replace(again, `"device_name":"sunfish",`, `"device_name":"sunfish","patch_id":"second",`, 1)
+	if e, _, err = DecodeEvent([]byte(again), testApp, 0); err != nil || string(e.Attribute.Extra) != `{"patch_id":"second"}` {
+		t.Fatalf("unknown attribute members of the second object: %q %v", e.Attribute.Extra, err)
 	}
 }
