@@ -207,6 +207,37 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("token names another user: %v vs %v", tok, u)
 	}
 
+	// The debug endpoint shows the actors a batch created, and one actor's state.
+	b := makeBatch(3)
+	if s := send(http.DefaultClient, "http://"+p.addr, a["api_key"], b); s != 200 {
+		t.Fatalf("PUT /events: %d", s)
+	}
+	token, err := os.ReadFile(filepath.Join(dir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	debug := func(path string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+p.admin+path, nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	if code, m := debug("/debug/actors"); code != 200 || fmt.Sprint(m["session"].(map[string]any)["count"]) != "1" {
+		t.Errorf("/debug/actors: %d %v", code, m)
+	}
+	if code, m := debug("/debug/actors/app/" + a["app_id"]); code != 200 || fmt.Sprint(m["state"].(map[string]any)["events"]) != "3" {
+		t.Errorf("/debug/actors/app: %d %v", code, m)
+	}
+	if code, _ := debug("/debug/actors/nope/x"); code != 404 {
+		t.Errorf("unknown kind: %d", code)
+	}
+
 	// Operator mistakes get one clear line and a non-zero exit.
 	for _, c := range []struct {
 		args []string

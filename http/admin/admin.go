@@ -1,5 +1,6 @@
 // Package admin serves the operator API on the admin listener: creating users, apps and tokens
-// without an identity provider, for operators and tests. Every route needs the admin token.
+// without an identity provider, for operators and tests, and the debug view of the actors.
+// Every route needs the admin token.
 package admin
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/http/auth"
 	"github.com/svc-dev/svc/http/httpx"
 	"github.com/svc-dev/svc/model"
@@ -26,6 +28,7 @@ type API struct {
 	Token  string // the admin token callers must present as a bearer token
 	Meta   sinks.MetaStore
 	Tokens *auth.Issuer
+	Actors actors.Directory // for the debug endpoint
 	Now    func() time.Time
 }
 
@@ -36,6 +39,8 @@ func (a *API) Routes(r chi.Router) {
 		r.Post("/admin/users", a.createUser)
 		r.Post("/admin/apps", a.createApp)
 		r.Post("/admin/tokens", a.createToken)
+		r.Get("/debug/actors", a.listActors)
+		r.Get("/debug/actors/{kind}/*", a.actorState)
 	})
 }
 

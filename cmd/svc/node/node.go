@@ -283,7 +283,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log))
 	adm.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	adm.Get("/healthz", ops.Healthz)
-	(&admin.API{Token: adminToken, Meta: n.Meta, Tokens: tokens}).Routes(adm)
+	(&admin.API{Token: adminToken, Meta: n.Meta, Tokens: tokens, Actors: n.Dir}).Routes(adm)
 	adm.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
