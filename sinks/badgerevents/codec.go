@@ -18,8 +18,15 @@ import (
 // time) lives in its key and is not repeated in the value.
 //
 // The first byte is the layout version; a later layout adds a version and keeps decoding the old.
+// Layout 2 appends to layout 1's fields: Attributes.Extra after SessionStartTime, and each
+// attachment's Size (zig-zag varint, so SizeUnknown is one byte) and Path after its BlobKey.
+// Layout 1 rows read as written before those fields existed: Size SizeUnknown, Path "", Extra nil.
 
-const layoutV1 = 1
+const (
+	layoutV1 = 1
+	layoutV2 = 2
+	layout   = layoutV2 // what appendEvent and appendSpan write
+)
 
 var errCorrupt = errors.New("badgerevents: corrupt row")
 
@@ -67,7 +74,8 @@ func appendAttrs(b []byte, a *model.Attributes) []byte {
 	b = binary.AppendUvarint(b, uint64(a.DeviceHeightPx))
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(a.DeviceDensity))
 	b = append(b, a.OSPageSize)
-	return binary.AppendVarint(b, a.SessionStartTime)
+	b = binary.AppendVarint(b, a.SessionStartTime)
+	return appendBytes(b, a.Extra)
 }
 
 func appendUD(b []byte, ud []model.UDAttr) []byte {
@@ -86,7 +94,7 @@ func appendEvent(b []byte, e *model.Event) []byte {
 	if e.UserTriggered {
 		f = 1
 	}
-	b = append(b, layoutV1, f)
+	b = append(b, layout, f)
 	b = append(b, e.SessionID[:]...)
 	b = appendStr(b, e.Type)
 	b = appendAttrs(b, &e.Attribute)
@@ -100,13 +108,15 @@ func appendEvent(b []byte, e *model.Event) []byte {
 		b = appendStr(b, a.Extension)
 		b = appendStr(b, a.Timestamp)
 		b = appendStr(b, a.BlobKey)
+		b = binary.AppendVarint(b, a.Size)
+		b = appendStr(b, a.Path)
 	}
 	return appendBytes(b, e.Payload)
 }
 
 // appendSpan encodes everything of s but AppID, SpanID and StartTime (they are in the key).
 func appendSpan(b []byte, s *model.Span) []byte {
-	b = append(b, layoutV1)
+	b = append(b, layout)
 	b = appendStr(b, s.TraceID)
 	b = appendStr(b, s.ParentID)
 	b = append(b, s.SessionID[:]...)
@@ -128,6 +138,7 @@ type reader struct {
 	s   string
 	i   int
 	err error
+	v   byte // layout version, read first
 }
 
 func (r *reader) fail() {
@@ -238,6 +249,11 @@ func (r *reader) attrs(a *model.Attributes) {
 	a.DeviceDensity = r.f32()
 	a.OSPageSize = r.byte()
 	a.SessionStartTime = r.varint()
+	if r.v >= layoutV2 {
+		if x := r.str(); x != "" {
+			a.Extra = []byte(x)
+		}
+	}
 }
 
 func (r *reader) ud() []model.UDAttr {
@@ -255,8 +271,9 @@ func (r *reader) ud() []model.UDAttr {
 }
 
 func (r *reader) version() {
-	if v := r.byte(); v != layoutV1 && r.err == nil {
-		r.err = fmt.Errorf("badgerevents: unknown row layout %d", v)
+	r.v = r.byte()
+	if (r.v < layoutV1 || r.v > layoutV2) && r.err == nil {
+		r.err = fmt.Errorf("badgerevents: unknown row layout %d", r.v)
 	}
 }
 
@@ -269,12 +286,20 @@ func decodeEvent(val []byte, e *model.Event) error {
 	e.Type = r.str()
 	r.attrs(&e.Attribute)
 	e.UserDefined = r.ud()
-	if n := r.count(21); n > 0 {
+	minAtt := 16 + 5 // id and five empty strings
+	if r.v >= layoutV2 {
+		minAtt += 2 // size and path
+	}
+	if n := r.count(minAtt); n > 0 {
 		e.Attachments = make([]model.Attachment, n)
 		for i := range e.Attachments {
 			a := &e.Attachments[i]
 			a.ID = r.uuid()
 			a.Name, a.Type, a.Extension, a.Timestamp, a.BlobKey = r.str(), r.str(), r.str(), r.str(), r.str()
+			a.Size = model.SizeUnknown
+			if r.v >= layoutV2 {
+				a.Size, a.Path = r.varint(), r.str()
+			}
 		}
 	}
 	if p := r.str(); p != "" {

@@ -107,16 +107,22 @@ func TestDecodeRejectsDamage(t *testing.T) {
 	app := uuid.New()
 	e := eventstest.RealisticEvents(t, app, 1)[0]
 	e.UserDefined = []model.UDAttr{{Key: "k", Type: model.UDString, Value: "v"}}
-	e.Attachments = []model.Attachment{{ID: uuid.New(), Name: "n"}}
+	e.Attachments = []model.Attachment{{ID: uuid.New(), Name: "n", Size: 5, Path: "p"}}
+	e.Attribute.Extra = []byte(`{"k":1}`)
 	sp := eventstest.RealisticSpans(t, app, 1)[0]
 	sp.Checkpoints = []model.Checkpoint{{Name: "c", Timestamp: 5}}
+	sp.Attributes.Extra = []byte(`{"k":2}`)
+	decEvent := func(b []byte) error { var x model.Event; return decodeEvent(b, &x) }
+	decSpan := func(b []byte) error { var x model.Span; return decodeSpan(b, &x) }
 	cases := []struct {
 		name   string
 		val    []byte
 		decode func([]byte) error
 	}{
-		{"event", appendEvent(nil, &e), func(b []byte) error { var x model.Event; return decodeEvent(b, &x) }},
-		{"span", appendSpan(nil, &sp), func(b []byte) error { var x model.Span; return decodeSpan(b, &x) }},
+		{"event", appendEvent(nil, &e), decEvent},
+		{"span", appendSpan(nil, &sp), decSpan},
+		{"layout 1 event", unhex(t, layoutV1EventHex), decEvent},
+		{"layout 1 span", unhex(t, layoutV1SpanHex), decSpan},
 	}
 	for _, c := range cases {
 		if err := c.decode(c.val); err != nil {
