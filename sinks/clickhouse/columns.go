@@ -57,6 +57,7 @@ type attrCols struct {
 	densityDPI, widthPx, heightPx                     []uint16
 	density                                           []float32
 	sessionStart                                      []int64
+	extra                                             []json.RawMessage // aliases Attributes.Extra: no copy per row
 }
 
 func newAttrCols(n int) attrCols {
@@ -71,7 +72,7 @@ func newAttrCols(n int) attrCols {
 		foldable: make([]uint8, n), physical: make([]uint8, n), lowPower: make([]uint8, n),
 		thermal: make([]uint8, n), osPageSize: make([]uint8, n),
 		densityDPI: make([]uint16, n), widthPx: make([]uint16, n), heightPx: make([]uint16, n),
-		density: make([]float32, n), sessionStart: make([]int64, n),
+		density: make([]float32, n), sessionStart: make([]int64, n), extra: make([]json.RawMessage, n),
 	}
 }
 
@@ -106,6 +107,7 @@ func (c *attrCols) cols() []col {
 		{name: "network_generation", values: c.networkGeneration, ptr: &c.networkGeneration[0]},
 		{name: "device_cpu_arch", values: c.deviceCPUArch, ptr: &c.deviceCPUArch[0]},
 		{name: "session_start_time", values: c.sessionStart, ptr: &c.sessionStart[0]},
+		{name: "attribute_extra", values: c.extra, ptr: &c.extra[0]},
 	}
 }
 
@@ -129,10 +131,11 @@ func (c *attrCols) set(i int, a *model.Attributes) {
 	c.osPageSize[i] = a.OSPageSize
 	c.densityDPI[i], c.widthPx[i], c.heightPx[i] = a.DeviceDensityDPI, a.DeviceWidthPx, a.DeviceHeightPx
 	c.density[i], c.sessionStart[i] = a.DeviceDensity, a.SessionStartTime
+	c.extra[i] = a.Extra
 }
 
 func (c *attrCols) get(i int) model.Attributes {
-	return model.Attributes{
+	a := model.Attributes{
 		InstallationID: c.installationID[i], AppVersion: c.appVersion[i], AppBuild: c.appBuild[i],
 		AppUniqueID: c.appUniqueID[i], Platform: c.platform[i], SDKVersion: c.sdkVersion[i],
 		ThreadName: c.threadName[i], UserID: c.userID[i], DeviceName: c.deviceName[i],
@@ -146,6 +149,10 @@ func (c *attrCols) get(i int) model.Attributes {
 		NetworkProvider: c.networkProvider[i], NetworkGeneration: c.networkGeneration[i],
 		DeviceCPUArch: c.deviceCPUArch[i], SessionStartTime: c.sessionStart[i],
 	}
+	if len(c.extra[i]) > 0 { // '' is a row without Extra, or one written before the column existed
+		a.Extra = bytes.Clone(c.extra[i]) // the driver's scan may alias its own buffer
+	}
+	return a
 }
 
 // udCols holds user-defined attributes as three parallel arrays per row. On writes the rows'
@@ -206,15 +213,16 @@ func dateTime(ns int64) int64 {
 }
 
 type eventCols struct {
-	appID, id, session                                 []uuid.UUID
-	typ                                                []string
-	payload                                            []json.RawMessage // aliases the events' payloads: no copy per row
-	ts, time                                           []int64
-	userTriggered                                      []uint8
-	attrs                                              attrCols
-	ud                                                 udCols
-	attIDs                                             [][]uuid.UUID
-	attNames, attTypes, attExts, attTimes, attBlobKeys [][]string
+	appID, id, session                                           []uuid.UUID
+	typ                                                          []string
+	payload                                                      []json.RawMessage // aliases the events' payloads: no copy per row
+	ts, time                                                     []int64
+	userTriggered                                                []uint8
+	attrs                                                        attrCols
+	ud                                                           udCols
+	attIDs                                                       [][]uuid.UUID
+	attNames, attTypes, attExts, attTimes, attBlobKeys, attPaths [][]string
+	attSizes                                                     [][]int64
 }
 
 func newEventCols(n, udTotal, attTotal int) *eventCols {
@@ -225,9 +233,10 @@ func newEventCols(n, udTotal, attTotal int) *eventCols {
 		attrs: newAttrCols(n), ud: newUDCols(n, udTotal),
 		attIDs: make([][]uuid.UUID, n), attNames: make([][]string, n), attTypes: make([][]string, n),
 		attExts: make([][]string, n), attTimes: make([][]string, n), attBlobKeys: make([][]string, n),
+		attPaths: make([][]string, n), attSizes: make([][]int64, n),
 	}
-	c.attIDs[0] = make([]uuid.UUID, attTotal)
-	for _, a := range []*[][]string{&c.attNames, &c.attTypes, &c.attExts, &c.attTimes, &c.attBlobKeys} {
+	c.attIDs[0], c.attSizes[0] = make([]uuid.UUID, attTotal), make([]int64, attTotal)
+	for _, a := range c.attStrs() {
 		(*a)[0] = make([]string, attTotal)
 	}
 	return c
@@ -252,6 +261,8 @@ func (c *eventCols) cols() []col {
 		col{name: "attachment_extensions", values: c.attExts, ptr: &c.attExts[0]},
 		col{name: "attachment_timestamps", values: c.attTimes, ptr: &c.attTimes[0]},
 		col{name: "attachment_blob_keys", values: c.attBlobKeys, ptr: &c.attBlobKeys[0]},
+		col{name: "attachment_sizes", values: c.attSizes, ptr: &c.attSizes[0]},
+		col{name: "attachment_paths", values: c.attPaths, ptr: &c.attPaths[0]},
 		col{name: "payload", values: c.payload, ptr: &c.payload[0]},
 	)
 }
@@ -264,26 +275,31 @@ func (c *eventCols) set(i int, e *model.Event) {
 	c.ud.set(i, e.UserDefined)
 	// Attachments: windows into flat slices, as for user-defined attributes.
 	n := len(e.Attachments)
-	ids := c.attIDs[i]
-	strs := [...]*[][]string{&c.attNames, &c.attTypes, &c.attExts, &c.attTimes, &c.attBlobKeys}
-	var rest [5][]string
+	ids, sizes := c.attIDs[i], c.attSizes[i]
+	strs := c.attStrs()
+	var rest [len(strs)][]string
 	for k, s := range strs {
 		rest[k] = (*s)[i]
 		(*s)[i] = rest[k][:n:n]
 	}
-	c.attIDs[i] = ids[:n:n]
+	c.attIDs[i], c.attSizes[i] = ids[:n:n], sizes[:n:n]
 	for j := range e.Attachments {
 		a := &e.Attachments[j]
-		c.attIDs[i][j] = a.ID
+		c.attIDs[i][j], c.attSizes[i][j] = a.ID, a.Size
 		c.attNames[i][j], c.attTypes[i][j], c.attExts[i][j] = a.Name, a.Type, a.Extension
-		c.attTimes[i][j], c.attBlobKeys[i][j] = a.Timestamp, a.BlobKey
+		c.attTimes[i][j], c.attBlobKeys[i][j], c.attPaths[i][j] = a.Timestamp, a.BlobKey, a.Path
 	}
 	if i+1 < len(c.id) {
-		c.attIDs[i+1] = ids[n:]
+		c.attIDs[i+1], c.attSizes[i+1] = ids[n:], sizes[n:]
 		for k, s := range strs {
 			(*s)[i+1] = rest[k][n:]
 		}
 	}
+}
+
+// attStrs lists the attachment columns of strings.
+func (c *eventCols) attStrs() [6]*[][]string {
+	return [...]*[][]string{&c.attNames, &c.attTypes, &c.attExts, &c.attTimes, &c.attBlobKeys, &c.attPaths}
 }
 
 func (c *eventCols) get(i int) model.Event {
@@ -301,13 +317,18 @@ func (c *eventCols) get(i int) model.Event {
 		for j := range e.Attachments {
 			e.Attachments[j] = model.Attachment{ID: c.attIDs[i][j], Name: at(c.attNames[i], j),
 				Type: at(c.attTypes[i], j), Extension: at(c.attExts[i], j),
-				Timestamp: at(c.attTimes[i], j), BlobKey: at(c.attBlobKeys[i], j)}
+				Timestamp: at(c.attTimes[i], j), BlobKey: at(c.attBlobKeys[i], j),
+				Size: model.SizeUnknown, Path: at(c.attPaths[i], j)}
+			if j < len(c.attSizes[i]) {
+				e.Attachments[j].Size = c.attSizes[i][j]
+			}
 		}
 	}
 	return e
 }
 
-// at tolerates parallel arrays of unequal length (a row written by hand): missing is empty.
+// at tolerates parallel arrays of unequal length (a row written by hand, or before migration
+// 00002 added sizes and paths): missing is empty.
 func at(s []string, j int) string {
 	if j < len(s) {
 		return s[j]

@@ -3,11 +3,14 @@ package clickhouse
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"regexp"
+	"strings"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -24,41 +27,55 @@ const VersionTable = "goose_db_version"
 
 // Migrate applies the migrations in migrations/ that the database named by dsn has not had
 // yet, with goose. Running it again is a no-op; two nodes running it at once is safe because
-// every migration is idempotent (IF NOT EXISTS) and the version table tolerates duplicate rows.
+// every migration is idempotent (IF NOT EXISTS, or ADD COLUMN as migrationConn runs it) and the
+// version table tolerates duplicate rows.
 //
-// goose runs the migration statements over database/sql (clickhouse.OpenDB), outside
+// goose runs the migration statements over database/sql (clickhouse.Connector), outside
 // transactions (ClickHouse has none). Its built-in ClickHouse dialect records versions with
 // `INSERT … VALUES`, which hangs on 18.16, and deletes them with a mutation setting 18.16 lacks,
-// so versions are kept by versionStore below instead.
+// so versions are kept by versionStore below instead. 18.16 also lacks ADD COLUMN IF NOT EXISTS,
+// so migrationConn gives a plain ADD COLUMN that meaning.
 func Migrate(ctx context.Context, dsn string) error {
-	opts, err := options(dsn)
+	p, closeAll, err := newProvider(dsn)
 	if err != nil {
 		return err
 	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		return fmt.Errorf("clickhouse migrate: open: %w", err)
-	}
-	defer conn.Close()
-	db := ch.OpenDB(opts)
-	defer db.Close()
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return fmt.Errorf("clickhouse migrate: %w", err)
-	}
-	p, err := goose.NewProvider(goose.DialectCustom, db, sub,
-		goose.WithStore(versionStore{conn: conn}),
-		goose.WithIsolateDDL(true), // no transactions: ClickHouse has none
-		goose.WithDisableGlobalRegistry(true),
-		goose.WithSlog(slog.Default()),
-	)
-	if err != nil {
-		return fmt.Errorf("clickhouse migrate: %w", err)
-	}
+	defer closeAll()
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("clickhouse migrate: %w", err)
 	}
 	return nil
+}
+
+// newProvider is the goose provider Migrate runs; closeAll closes its connections.
+func newProvider(dsn string) (p *goose.Provider, closeAll func(), err error) {
+	opts, err := options(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("clickhouse migrate: open: %w", err)
+	}
+	db := sql.OpenDB(migrationConnector{Connector: ch.Connector(opts), native: conn})
+	closeAll = func() {
+		_ = db.Close()
+		_ = conn.Close()
+	}
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err == nil {
+		p, err = goose.NewProvider(goose.DialectCustom, db, sub,
+			goose.WithStore(versionStore{conn: conn}),
+			goose.WithIsolateDDL(true), // no transactions: ClickHouse has none
+			goose.WithDisableGlobalRegistry(true),
+			goose.WithSlog(slog.Default()),
+		)
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("clickhouse migrate: %w", err)
+	}
+	return p, closeAll, nil
 }
 
 // versionStore is goose's version table for ClickHouse 18.16 and later, written through the
@@ -151,4 +168,75 @@ func (v versionStore) ListMigrations(ctx context.Context, _ database.DBTxConn) (
 		out = append(out, &database.ListMigrationsResult{Version: version, IsApplied: true})
 	}
 	return out, rows.Err()
+}
+
+// addColumnStmt matches the one ALTER form migrations use to add a column:
+// ALTER TABLE <table> ADD COLUMN <column> <type> [AFTER <column>].
+var addColumnStmt = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s+(.+?)(?:\s+AFTER\s+\w+)?\s*;?\s*$`)
+
+// migrationConnector opens migrationConns: database/sql connections for goose's statements.
+type migrationConnector struct {
+	sqldriver.Connector
+	native driver.Conn // for looking columns up
+}
+
+// stdConn is what clickhouse-go's database/sql connection implements; migrationConn keeps all of
+// it so database/sql treats the wrapped connection as it would the driver's own.
+type stdConn interface {
+	sqldriver.Conn
+	sqldriver.ConnBeginTx
+	sqldriver.ConnPrepareContext
+	sqldriver.ExecerContext
+	sqldriver.QueryerContext
+	sqldriver.Pinger
+	sqldriver.SessionResetter
+	sqldriver.NamedValueChecker
+}
+
+func (c migrationConnector) Connect(ctx context.Context) (sqldriver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc, ok := conn.(stdConn)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("clickhouse migrate: driver connection %T lacks the database/sql interfaces it had", conn)
+	}
+	return migrationConn{stdConn: sc, native: c.native}, nil
+}
+
+// migrationConn makes `ALTER TABLE t ADD COLUMN c T` idempotent, as IF NOT EXISTS would on
+// current releases: when the ALTER fails and the column is there with type T, another node (or an
+// earlier run that stopped half way) added it, and the statement has done its job. Two nodes
+// migrating at once both run a new migration; without this the second fails on its first column.
+type migrationConn struct {
+	stdConn
+	native driver.Conn
+}
+
+func (c migrationConn) ExecContext(ctx context.Context, query string, args []sqldriver.NamedValue) (sqldriver.Result, error) {
+	res, err := c.stdConn.ExecContext(ctx, query, args)
+	m := addColumnStmt.FindStringSubmatch(query)
+	if err == nil || m == nil {
+		return res, err
+	}
+	table, column, want := m[1], m[2], m[3]
+	var have string
+	qerr := c.native.QueryRow(ctx, "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?",
+		table, column).Scan(&have)
+	switch {
+	case errors.Is(qerr, sql.ErrNoRows):
+		return nil, err
+	case qerr != nil:
+		return nil, fmt.Errorf("%w (and looking the column up failed: %v)", err, qerr)
+	case !sameType(have, want):
+		return nil, fmt.Errorf("%w: %s.%s exists as %s, the migration adds it as %s", err, table, column, have, want)
+	}
+	return sqldriver.RowsAffected(0), nil
+}
+
+// sameType compares type names as ClickHouse prints them and as a migration may space them.
+func sameType(a, b string) bool {
+	return strings.Join(strings.Fields(a), "") == strings.Join(strings.Fields(b), "")
 }

@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/eventstest"
 	"github.com/svc-dev/svc/sinks/sinktest"
 )
@@ -138,6 +141,165 @@ func TestColumnsCoverSchema(t *testing.T) {
 			t.Errorf("%s: table columns %v\ninsert columns %v", table, schema, ours)
 		}
 	}
+}
+
+// columns00002 are the columns migration 00002 adds.
+var columns00002 = []string{"attribute_extra", "attachment_sizes", "attachment_paths"}
+
+// Rows written before migration 00002, by the code of that time (its column list), read after it
+// with the new fields absent; the migration's Down and Up run on 18.16 with such rows in place.
+func TestMigration00002KeepsOldRows(t *testing.T) {
+	dsn := sinktest.ClickHouse(t)
+	p, closeAll, err := newProvider(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	if _, err := p.UpTo(ctxT(t), 1); err != nil {
+		t.Fatalf("migrate to 1: %v", err)
+	}
+	s := openT(t, dsn)
+	app := uuid.New()
+	events := eventstest.RealisticEvents(t, app, 300)
+	spans := eventstest.RealisticSpans(t, app, 40)
+	old := func(cols []col) []col {
+		return slices.DeleteFunc(cols, func(c col) bool { return slices.Contains(columns00002, c.name) })
+	}
+	var ud, att int
+	for i := range events {
+		ud, att = ud+len(events[i].UserDefined), att+len(events[i].Attachments)
+	}
+	ec := newEventCols(len(events), ud, att)
+	for i := range events {
+		ec.set(i, &events[i])
+	}
+	if err := s.insert(ctxT(t), "events", old(ec.cols())); err != nil {
+		t.Fatalf("insert with the 00001 columns: %v", err)
+	}
+	ud, cp := 0, 0
+	for i := range spans {
+		ud, cp = ud+len(spans[i].UserDefined), cp+len(spans[i].Checkpoints)
+	}
+	sc := newSpanCols(len(spans), ud, cp)
+	for i := range spans {
+		sc.set(i, &spans[i])
+	}
+	if err := s.insert(ctxT(t), "spans", old(sc.cols())); err != nil {
+		t.Fatalf("insert with the 00001 columns: %v", err)
+	}
+	check := func(step string) {
+		t.Helper()
+		var withAtt, withExtra int
+		for _, e := range events {
+			want := e
+			want.Attribute.Extra = nil
+			want.Attachments = slices.Clone(e.Attachments)
+			for j := range want.Attachments {
+				want.Attachments[j].Size, want.Attachments[j].Path = model.SizeUnknown, ""
+			}
+			if len(e.Attachments) > 0 {
+				withAtt++
+			}
+			if e.Attribute.Extra != nil {
+				withExtra++
+			}
+			got, err := s.Event(ctxT(t), app, e.ID)
+			if err != nil {
+				t.Fatalf("%s: Event: %v", step, err)
+			}
+			if !reflect.DeepEqual(normEvent(got), normEvent(want)) {
+				t.Fatalf("%s: old event read back\n got %+v\nwant %+v", step, got, want)
+			}
+		}
+		if withAtt == 0 || withExtra == 0 {
+			t.Fatalf("the test rows have %d events with attachments, %d with Attributes.Extra: no test", withAtt, withExtra)
+		}
+		for _, sp := range spans {
+			want := sp
+			want.Attributes.Extra = nil
+			got, err := s.Span(ctxT(t), app, sp.SpanID)
+			if err != nil {
+				t.Fatalf("%s: Span: %v", step, err)
+			}
+			if !reflect.DeepEqual(normSpan(got), normSpan(want)) {
+				t.Fatalf("%s: old span read back\n got %+v\nwant %+v", step, got, want)
+			}
+		}
+	}
+	if _, err := p.Up(ctxT(t)); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	check("after 00002")
+	if _, err := p.DownTo(ctxT(t), 1); err != nil {
+		t.Fatalf("migrate down to 1: %v", err)
+	}
+	var n uint64
+	if err := s.Conn().QueryRow(ctxT(t), "SELECT count() FROM system.columns WHERE database = currentDatabase() AND name IN (?, ?, ?)",
+		columns00002[0], columns00002[1], columns00002[2]).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after down to 1: %d of the 00002 columns left (%v)", n, err)
+	}
+	if _, err := p.Up(ctxT(t)); err != nil {
+		t.Fatalf("migrate up again: %v", err)
+	}
+	check("after down and up")
+}
+
+// An ADD COLUMN whose column is already there (a run that stopped half way, or another node)
+// is done when the type is the one the migration declares, and an error naming both otherwise.
+func TestMigrateAddColumnExists(t *testing.T) {
+	cases := []struct {
+		name, pre, wantErr string
+	}{
+		{"half-applied", "ALTER TABLE events ADD COLUMN attachment_sizes Array(Int64)", ""},
+		{"other type", "ALTER TABLE events ADD COLUMN attachment_sizes Array(UInt32)", "exists as Array(UInt32), the migration adds it as Array(Int64)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dsn := sinktest.ClickHouse(t)
+			p, closeAll, err := newProvider(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeAll()
+			if _, err := p.UpTo(ctxT(t), 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := openT(t, dsn).Conn().Exec(ctxT(t), c.pre); err != nil {
+				t.Fatal(err)
+			}
+			err = Migrate(ctxT(t), dsn)
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("Migrate: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("Migrate error = %v, want one saying %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+// normEvent and normSpan map empty optional slices to nil, as a store reads them.
+func normEvent(e model.Event) model.Event {
+	if len(e.UserDefined) == 0 {
+		e.UserDefined = nil
+	}
+	if len(e.Attachments) == 0 {
+		e.Attachments = nil
+	}
+	if len(e.Payload) == 0 {
+		e.Payload = nil
+	}
+	return e
+}
+
+func normSpan(s model.Span) model.Span {
+	if len(s.UserDefined) == 0 {
+		s.UserDefined = nil
+	}
+	if len(s.Checkpoints) == 0 {
+		s.Checkpoints = nil
+	}
+	return s
 }
 
 // Replays are extra physical rows until ClickHouse merges parts; the sorting key must make a

@@ -95,6 +95,9 @@ func fullAttrs(i int) model.Attributes {
 		NetworkGeneration:              "5g",
 		DeviceCPUArch:                  "arm64-v8a",
 		SessionStartTime:               tsBase - 987_654_321,
+		// Members without a field, as an SDK sent them: nesting, unicode, escapes, null inside.
+		Extra: []byte(`{"patch_id":"60da7d21-2222-4d28-8e3b-e4ec29d7cb31","patch_version":"OTA_1.0.` + strconv.Itoa(i) +
+			`","ключ":{"a":[1,-2.5e-300,null,true],"q":"\"\u2028\\ 🚀"}}`),
 	}
 }
 
@@ -124,9 +127,13 @@ func fullEvent(app uuid.UUID, i int) model.Event {
 		Attribute:     fullAttrs(i),
 		UserDefined:   fullUD(),
 		Attachments: []model.Attachment{
-			{ID: uuid.New(), Name: "screenshot.webp", Type: "screenshot", Extension: "webp", Timestamp: "2025-05-26T11:12:43.52500000Z", BlobKey: "apps/a/screenshot-1.webp"},
-			{ID: uuid.New(), Name: "snapshot.json", Type: "layout_snapshot_json", Extension: "json", Timestamp: "2025-05-26T11:12:43.525Z", BlobKey: "apps/a/snap-ü.json"},
-			{ID: uuid.New(), Name: "日志.txt", Type: "log"},
+			{ID: uuid.New(), Name: "screenshot.webp", Type: "screenshot", Extension: "webp", Timestamp: "2025-05-26T11:12:43.52500000Z", BlobKey: "apps/a/screenshot-1.webp",
+				Size: 61865, Path: "/var/mobile/Containers/Data/Application/11CC2269/Documents/ü 8ac0dc42"},
+			// Size 0 is a real, empty file: it must not come back as SizeUnknown.
+			{ID: uuid.New(), Name: "snapshot.json", Type: "layout_snapshot_json", Extension: "json", Timestamp: "2025-05-26T11:12:43.525Z", BlobKey: "apps/a/snap-ü.json",
+				Size: 0},
+			{ID: uuid.New(), Name: "日志.txt", Type: "log", Size: model.SizeUnknown},
+			{ID: uuid.New(), Name: "huge.bin", Type: "log", Size: math.MaxInt64, Path: "C:\\x\\y"},
 		},
 		Payload: []byte(`{"exceptions":[{"type":"java.lang.IllegalStateException","message":"ünïcode \u2028 \"q\"","frames":[{"line_num":-2,"col_num":-1,"method_name":"run","file_name":"Foo.kt"}]}],"handled":false,"threads":[],"foreground":true}`),
 	}
@@ -147,9 +154,20 @@ func testRoundTripEvents(t *testing.T, s sinks.EventStore) {
 		{"float32-tiny", tiny},
 		// Only the identity: every optional field absent must come back as its zero value.
 		{"zero", model.Event{ID: uuid.New(), AppID: app}},
+		// What most SDKs send: no attribute members beyond the known ones, attachments without
+		// size or path.
+		{"no-extra-no-size", model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "exception",
+			Timestamp: tsBase + 2, Attribute: model.Attributes{InstallationID: "i", AppVersion: "1"},
+			Attachments: []model.Attachment{
+				{ID: uuid.New(), Name: "s.png", Type: "screenshot", Size: model.SizeUnknown},
+				{ID: uuid.New(), Name: "t.png", Type: "screenshot", Size: model.SizeUnknown, Path: "/only/a/path"},
+				{ID: uuid.New(), Name: "u.png", Type: "screenshot", Size: 1},
+			},
+			Payload: []byte(`{"handled":true}`)}},
 		{"minimal", model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "lifecycle_app", Timestamp: tsBase + 1}},
 		// Empty non-nil slices are the same as absent: they come back nil.
 		{"empty-slices", model.Event{ID: uuid.New(), AppID: app, Type: "custom", Timestamp: tsBase + 3,
+			Attribute:   model.Attributes{Extra: []byte{}},
 			UserDefined: []model.UDAttr{}, Attachments: []model.Attachment{}, Payload: []byte{}}},
 		{"before-epoch", model.Event{ID: uuid.New(), AppID: app, Type: "custom", Timestamp: -1_000_000_001,
 			Payload: []byte(`{"name":"old"}`)}},
@@ -188,6 +206,9 @@ func checkEvent(t *testing.T, s sinks.EventStore, want model.Event) {
 // normEvent maps empty optional slices to nil: the zero value is what a store returns for
 // "absent".
 func normEvent(e model.Event) model.Event {
+	if len(e.Attribute.Extra) == 0 {
+		e.Attribute.Extra = nil
+	}
 	if len(e.UserDefined) == 0 {
 		e.UserDefined = nil
 	}
@@ -201,6 +222,9 @@ func normEvent(e model.Event) model.Event {
 }
 
 func normSpan(s model.Span) model.Span {
+	if len(s.Attributes.Extra) == 0 {
+		s.Attributes.Extra = nil
+	}
 	if len(s.UserDefined) == 0 {
 		s.UserDefined = nil
 	}
@@ -242,6 +266,8 @@ func testRoundTripSpans(t *testing.T, s sinks.EventStore) {
 	unset.Status = 0
 	unset.UserDefined = nil
 	unset.Duration = math.MaxUint64
+	plain := fullSpan(app, 4)
+	plain.Attributes.Extra = nil
 	cases := []struct {
 		name string
 		s    model.Span
@@ -249,9 +275,11 @@ func testRoundTripSpans(t *testing.T, s sinks.EventStore) {
 		{"root-ok", root},
 		{"child-error", child},
 		{"unset-status", unset},
+		{"no-extra", plain},
 		{"zero", model.Span{AppID: app, SpanID: "00000000000000ff"}},
 		{"empty-slices", model.Span{AppID: app, SpanID: "00000000000000fe", TraceID: "0af7651916cd43dd8448eb211c80319c",
-			Name: "x", StartTime: -5, EndTime: 7, Checkpoints: []model.Checkpoint{}, UserDefined: []model.UDAttr{}}},
+			Name: "x", StartTime: -5, EndTime: 7, Checkpoints: []model.Checkpoint{}, UserDefined: []model.UDAttr{},
+			Attributes: model.Attributes{Extra: []byte{}}}},
 	}
 	spans := make([]model.Span, len(cases))
 	for i, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,8 +126,9 @@ func seqID(salt uuid.UUID, i int) uuid.UUID {
 	return id
 }
 
-// The fixtures the suite uses: current JSON shape, with spans, attachments and user-defined
-// attributes of all JSON kinds between them.
+// The fixtures the suite uses: current JSON shape, with spans, attachments (with and without
+// size and path), attribute members without a model field and user-defined attributes of all
+// JSON kinds between them.
 const (
 	fixtureLarge = "batch_ios_rn-example_sdk0.11.0_exception-http-custom-large266-spans-attach_1eecf66d.json"
 )
@@ -135,6 +137,8 @@ var fixtureFiles = []string{
 	"batch_android_sample-android_sdk0.11.0-SNAPSHOT_exception-bugreport-sessionstart-spans-attach_d26e0dc5.json",
 	"batch_ios_demoapp-ios_sdk0.0.1_lifecycleswiftui-gesturelongclick-custom-attach_ddb8ef7e.json",
 	fixtureLarge,
+	// Attachments with size and one with a device path.
+	"batch_ios_flutter-ios-debug_sdk0.4.0_bugreport-warmlaunch-screenview-inline-bytes-attach_628307e0.json",
 }
 
 type wireAttrs struct {
@@ -198,6 +202,45 @@ func (a wireAttrs) model() (model.Attributes, error) {
 	return m, nil
 }
 
+// wireAttrNames are the members wireAttrs reads; every other non-null member goes to Extra.
+var wireAttrNames = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeOf(wireAttrs{})
+	for i := 0; i < t.NumField(); i++ {
+		m[t.Field(i).Tag.Get("json")] = true
+	}
+	return m
+}()
+
+// decodeAttrs reads an attribute object; the members wireAttrs does not name become Extra,
+// compacted, in key order (the ingest decoder keeps the order sent; a store keeps either).
+func decodeAttrs(raw json.RawMessage) (model.Attributes, error) {
+	var w wireAttrs
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return model.Attributes{}, err
+	}
+	a, err := w.model()
+	if err != nil {
+		return a, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return a, err
+	}
+	extra := map[string]json.RawMessage{}
+	for k, v := range all {
+		if !wireAttrNames[k] && string(v) != "null" {
+			extra[k] = v
+		}
+	}
+	if len(extra) > 0 {
+		if a.Extra, err = json.Marshal(extra); err != nil { // sorted keys, compact
+			return a, err
+		}
+	}
+	return a, nil
+}
+
 func parseTime(s string) (int64, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -249,12 +292,14 @@ func decodeEvent(app uuid.UUID, raw json.RawMessage) (model.Event, error) {
 		Type          string                     `json:"type"`
 		Timestamp     string                     `json:"timestamp"`
 		UserTriggered bool                       `json:"user_triggered"`
-		Attribute     wireAttrs                  `json:"attribute"`
+		Attribute     json.RawMessage            `json:"attribute"`
 		UserDefined   map[string]json.RawMessage `json:"user_defined_attribute"`
 		Attachments   []struct {
 			ID   uuid.UUID `json:"id"`
 			Name string    `json:"name"`
 			Type string    `json:"type"`
+			Size *int64    `json:"size"`
+			Path string    `json:"path"`
 		} `json:"attachments"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
@@ -268,14 +313,18 @@ func decodeEvent(app uuid.UUID, raw json.RawMessage) (model.Event, error) {
 	if e.Timestamp, err = parseTime(w.Timestamp); err != nil {
 		return e, err
 	}
-	if e.Attribute, err = w.Attribute.model(); err != nil {
+	if e.Attribute, err = decodeAttrs(w.Attribute); err != nil {
 		return e, err
 	}
 	if e.UserDefined, err = decodeUD(w.UserDefined); err != nil {
 		return e, err
 	}
 	for _, a := range w.Attachments {
-		e.Attachments = append(e.Attachments, model.Attachment{ID: a.ID, Name: a.Name, Type: a.Type})
+		at := model.Attachment{ID: a.ID, Name: a.Name, Type: a.Type, Size: model.SizeUnknown, Path: a.Path}
+		if a.Size != nil {
+			at.Size = *a.Size
+		}
+		e.Attachments = append(e.Attachments, at)
 	}
 	// The payload is the member named by type, compacted.
 	var members map[string]json.RawMessage
@@ -303,7 +352,7 @@ func decodeSpan(app uuid.UUID, raw json.RawMessage) (model.Span, error) {
 		EndTime     string                     `json:"end_time"`
 		Duration    uint64                     `json:"duration"`
 		Status      uint8                      `json:"status"`
-		Attributes  wireAttrs                  `json:"attributes"`
+		Attributes  json.RawMessage            `json:"attributes"`
 		UserDefined map[string]json.RawMessage `json:"user_defined_attribute"`
 		Checkpoints []struct {
 			Name      string `json:"name"`
@@ -325,7 +374,7 @@ func decodeSpan(app uuid.UUID, raw json.RawMessage) (model.Span, error) {
 	if s.EndTime, err = parseTime(w.EndTime); err != nil {
 		return s, err
 	}
-	if s.Attributes, err = w.Attributes.model(); err != nil {
+	if s.Attributes, err = decodeAttrs(w.Attributes); err != nil {
 		return s, err
 	}
 	if s.UserDefined, err = decodeUD(w.UserDefined); err != nil {
