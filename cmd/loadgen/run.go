@@ -51,6 +51,7 @@ type Live struct {
 // workerStats is what one worker gathered; merged after the run, so no locks on the hot path.
 type workerStats struct {
 	latencies       []time.Duration // of acknowledged attempts
+	bySize          [len(sizeClasses)][]time.Duration
 	status          map[int]int64
 	requests        int64
 	failed          int64
@@ -190,6 +191,8 @@ func (w *worker) one(ctx context.Context, t *Template) {
 			ws.spans += int64(t.Spans)
 			ws.bytes += int64(len(w.buf))
 			ws.latencies = append(ws.latencies, lat)
+			c := sizeClass(t.Items())
+			ws.bySize[c] = append(ws.bySize[c], lat)
 			w.live.Requests.Add(1)
 			w.live.Items.Add(int64(t.Items()))
 			return

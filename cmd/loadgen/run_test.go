@@ -151,6 +151,16 @@ func TestRunAgainstNode(t *testing.T) {
 			if s.Latency.P50 <= 0 || s.Latency.P50 > s.Latency.P99 || s.Latency.P99 > s.Latency.Max || s.EventsPerSec <= 0 {
 				t.Errorf("implausible figures: %+v, %.0f events/s", s.Latency, s.EventsPerSec)
 			}
+			var bySize int64
+			for _, c := range s.BySize {
+				bySize += int64(c.Requests)
+				if c.Latency.P50 <= 0 || c.Latency.P99 > s.Latency.Max {
+					t.Errorf("size class %s: implausible %+v", c.Items, c.Latency)
+				}
+			}
+			if bySize != s.Requests {
+				t.Errorf("size classes hold %d requests, want %d", bySize, s.Requests)
+			}
 			gotEv, gotSp := waitStored(t, n, app)
 			if gotEv != s.Events || gotSp != s.Spans {
 				t.Errorf("store holds %d events, %d spans; loadgen sent %d, %d", gotEv, gotSp, s.Events, s.Spans)
@@ -394,5 +404,36 @@ func TestUsageErrors(t *testing.T) {
 		if code := run(args, &out, &errb); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, errb.String())
 		}
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = 100 - i // unsorted on purpose
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		want Latency
+	}{
+		{"none", nil, Latency{}},
+		{"one", ms(7), Latency{P50: 7, P90: 7, P99: 7, Max: 7, Mean: 7}},
+		{"1..100", ms(hundred...), Latency{P50: 50, P90: 90, P99: 99, Max: 100, Mean: 50.5}},
+		{"two", ms(30, 10), Latency{P50: 10, P90: 30, P99: 30, Max: 30, Mean: 20}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentiles(tt.in); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

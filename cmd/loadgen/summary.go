@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -34,11 +35,35 @@ type Summary struct {
 
 	// Latency of acknowledged attempts, request sent to answer read, in milliseconds.
 	Latency Latency `json:"latency_ms"`
+	// The same by batch size: the corpus mixes 1-item and 500-item bodies.
+	BySize []SizeLatency `json:"latency_by_size"`
 
 	Status          map[string]int64 `json:"status"` // every answer, retried ones included
 	TransportErrors int64            `json:"transport_errors"`
 	Abandoned       int64            `json:"abandoned"` // given up while waiting to retry (interrupted)
 	FirstError      string           `json:"first_error,omitempty"`
+}
+
+// sizeClasses group batches by items (events + spans) for SizeLatency.
+var sizeClasses = [...]struct {
+	name     string
+	min, max int
+}{{"1-9", 1, 9}, {"10-49", 10, 49}, {"50-149", 50, 149}, {"150+", 150, math.MaxInt}}
+
+func sizeClass(items int) int {
+	for i, c := range sizeClasses {
+		if items <= c.max {
+			return i
+		}
+	}
+	return len(sizeClasses) - 1
+}
+
+// SizeLatency is the latency of acknowledged requests whose batches have Items items.
+type SizeLatency struct {
+	Items    string  `json:"items"`
+	Requests int     `json:"requests"`
+	Latency  Latency `json:"latency_ms"`
 }
 
 // Latency percentiles in milliseconds.
@@ -83,6 +108,15 @@ func summarize(cfg Config, stats []*workerStats, elapsed time.Duration) Summary 
 		s.MBPerSec = float64(s.Bytes) / 1e6 / sec
 	}
 	s.Latency = percentiles(lat)
+	for c := range sizeClasses {
+		var l []time.Duration
+		for _, w := range stats {
+			l = append(l, w.bySize[c]...)
+		}
+		if len(l) > 0 {
+			s.BySize = append(s.BySize, SizeLatency{Items: sizeClasses[c].name, Requests: len(l), Latency: percentiles(l)})
+		}
+	}
 	return s
 }
 
@@ -124,6 +158,10 @@ func (s Summary) Print(w io.Writer) {
 	fmt.Fprintf(w, "sent        %d events + %d spans = %d items, %.1f MB\n", s.Events, s.Spans, s.Items, float64(s.Bytes)/1e6)
 	fmt.Fprintf(w, "throughput  %.0f events/s, %.0f items/s, %.1f batches/s, %.1f MB/s\n", s.EventsPerSec, s.ItemsPerSec, s.BatchesPerSec, s.MBPerSec)
 	fmt.Fprintf(w, "latency ms  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f  mean %.2f\n", s.Latency.P50, s.Latency.P90, s.Latency.P99, s.Latency.Max, s.Latency.Mean)
+	for _, c := range s.BySize {
+		fmt.Fprintf(w, "  %-6s items, %6d requests: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", c.Items, c.Requests,
+			c.Latency.P50, c.Latency.P90, c.Latency.P99, c.Latency.Max)
+	}
 	codes := make([]string, 0, len(s.Status))
 	for c := range s.Status {
 		codes = append(codes, c)
