@@ -81,6 +81,21 @@ func (s *Store) AppsOfTeam(ctx context.Context, teamID uuid.UUID) ([]model.App, 
 	return out, nil
 }
 
+// AllApps reads every app record; background jobs call it rarely.
+func (s *Store) AllApps(ctx context.Context) ([]model.App, error) {
+	var out []model.App
+	err := s.view(ctx, func(txn *badger.Txn) error {
+		var err error
+		out, err = list[model.App](txn, []byte(pApp), "app")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b model.App) int { return byTime(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	return out, nil
+}
+
 func (s *Store) UpdateApp(ctx context.Context, a model.App) error {
 	days, err := retention(a.RetentionDays, false)
 	if err != nil {

@@ -44,6 +44,13 @@ const (
 	pMapping    = badgerdb.PrefixMeta + "mp/" // mapping id → model.Mapping
 	pVerMapping = badgerdb.PrefixMeta + "mv/" // app id, version name \0 version code \0, created (timeKey), mapping id → nothing
 	pConfig     = badgerdb.PrefixMeta + "c/"  // app id → configRec
+
+	pInvite      = badgerdb.PrefixMeta + "iv/" // invite id → model.Invite
+	pTeamInvite  = badgerdb.PrefixMeta + "it/" // team id, invite id → nothing
+	pEmailInvite = badgerdb.PrefixMeta + "ie/" // ASCII-lowered email \0 invite id → nothing
+	pThresholds  = badgerdb.PrefixMeta + "tp/" // app id → thresholdsRec
+	pShortFilter = badgerdb.PrefixMeta + "sf/" // app id, code → model.ShortFilter
+	pChatApp     = badgerdb.PrefixMeta + "ca/" // team id → model.ChatApp
 )
 
 // expireBatch bounds how many sessions one transaction of DeleteExpiredAuthSessions removes,
