@@ -96,6 +96,19 @@ func (s *Store) AppsOfTeam(ctx context.Context, teamID uuid.UUID) ([]model.App, 
 	return out, nil
 }
 
+// AllApps reads the whole table; background jobs call it rarely.
+func (s *Store) AllApps(ctx context.Context) ([]model.App, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+appCols+` FROM apps a ORDER BY a.created_at, a.id`)
+	if err != nil {
+		return nil, fail("all apps", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (model.App, error) { return scanApp(row) })
+	if err != nil {
+		return nil, fail("all apps", err)
+	}
+	return out, nil
+}
+
 func (s *Store) UpdateApp(ctx context.Context, a model.App) error {
 	days, err := retention(a.RetentionDays, false)
 	if err != nil {

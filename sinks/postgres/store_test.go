@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"net/url"
 	"strings"
 	"testing"
@@ -168,7 +169,8 @@ func checkAppliedOnce(t *testing.T, s *Store) {
 	}
 }
 
-var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "auth_sessions", "builds", "mappings", "sdk_configs"}
+var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "auth_sessions", "builds", "mappings", "sdk_configs",
+	"invites", "threshold_prefs", "short_filters", "chat_apps"}
 
 func checkTables(t *testing.T, s *Store, present bool) {
 	t.Helper()
@@ -265,6 +267,9 @@ func TestMigrate(t *testing.T) {
 	})
 }
 
+const thresholdsSQL = `INSERT INTO threshold_prefs (app_id, error_good_threshold, error_caution_threshold,
+	error_spike_min_count_threshold, error_spike_min_rate_threshold, updated_at) VALUES ($1, $2, $3, $4, $5, now())`
+
 // TestSchemaConstraints checks that the database itself refuses bad rows, whatever code
 // writes them.
 func TestSchemaConstraints(t *testing.T) {
@@ -314,6 +319,33 @@ func TestSchemaConstraints(t *testing.T) {
 		{"config of a missing app", `INSERT INTO sdk_configs (app_id, config, updated_at) VALUES ($1, '{}', now())`, []any{uuid.New()}, foreignKeyViolation},
 		{"session of a missing user", `INSERT INTO auth_sessions (id, user_id, refresh_id, created_at, expires_at) VALUES ($1, $2, $1, now(), now())`,
 			[]any{uuid.New(), uuid.New()}, foreignKeyViolation},
+		{"invite role is one of four", `INSERT INTO invites (id, team_id, email, role, invited_by, created_at, updated_at, expires_at)
+			VALUES ($1, $2, 'a@example.com', 'boss', $3, now(), now(), now())`, []any{uuid.New(), own.ID, u.ID}, checkViolation},
+		{"invite email not empty", `INSERT INTO invites (id, team_id, email, role, invited_by, created_at, updated_at, expires_at)
+			VALUES ($1, $2, '', 'viewer', $3, now(), now(), now())`, []any{uuid.New(), own.ID, u.ID}, checkViolation},
+		{"invite to a missing team", `INSERT INTO invites (id, team_id, email, role, invited_by, created_at, updated_at, expires_at)
+			VALUES ($1, $2, 'a@example.com', 'viewer', $3, now(), now(), now())`, []any{uuid.New(), uuid.New(), u.ID}, foreignKeyViolation},
+		{"invite by a missing user", `INSERT INTO invites (id, team_id, email, role, invited_by, created_at, updated_at, expires_at)
+			VALUES ($1, $2, 'a@example.com', 'viewer', $3, now(), now(), now())`, []any{uuid.New(), own.ID, uuid.New()}, foreignKeyViolation},
+		{"good threshold at most 100", thresholdsSQL, []any{app.ID, 100.5, 50.0, 1, 1.0}, checkViolation},
+		{"caution threshold not negative", thresholdsSQL, []any{app.ID, 90.0, -1.0, 1, 1.0}, checkViolation},
+		{"caution threshold at most good", thresholdsSQL, []any{app.ID, 80.0, 81.0, 1, 1.0}, checkViolation},
+		{"threshold not NaN", thresholdsSQL, []any{app.ID, math.NaN(), 50.0, 1, 1.0}, checkViolation},
+		{"spike minimum count not negative", thresholdsSQL, []any{app.ID, 90.0, 80.0, -1, 1.0}, checkViolation},
+		{"spike minimum rate at most 100", thresholdsSQL, []any{app.ID, 90.0, 80.0, 1, 100.1}, checkViolation},
+		{"thresholds of a missing app", thresholdsSQL, []any{uuid.New(), 90.0, 80.0, 1, 1.0}, foreignKeyViolation},
+		{"short filter code is hex MD5", `INSERT INTO short_filters (app_id, code, filters, created_at) VALUES ($1, 'ABCDEF0123456789ABCDEF0123456789', '{}', now())`,
+			[]any{app.ID}, checkViolation},
+		{"short filters are an object", `INSERT INTO short_filters (app_id, code, filters, created_at) VALUES ($1, '0123456789abcdef0123456789abcdef', '[]', now())`,
+			[]any{app.ID}, checkViolation},
+		{"short filter of a missing app", `INSERT INTO short_filters (app_id, code, filters, created_at) VALUES ($1, '0123456789abcdef0123456789abcdef', '{}', now())`,
+			[]any{uuid.New()}, foreignKeyViolation},
+		{"webhook is http(s)", `INSERT INTO chat_apps (team_id, webhook_url, enabled, updated_at) VALUES ($1, 'ftp://x/', true, now())`,
+			[]any{own.ID}, checkViolation},
+		{"webhook has a host", `INSERT INTO chat_apps (team_id, webhook_url, enabled, updated_at) VALUES ($1, 'https:///x', true, now())`,
+			[]any{own.ID}, checkViolation},
+		{"chat app of a missing team", `INSERT INTO chat_apps (team_id, webhook_url, enabled, updated_at) VALUES ($1, 'https://x/', true, now())`,
+			[]any{uuid.New()}, foreignKeyViolation},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -336,7 +368,56 @@ func TestSchemaConstraints(t *testing.T) {
 		}
 	})
 
-	t.Run("deleting an app deletes its builds, mappings and config", func(t *testing.T) {
+	t.Run("deleting a team deletes its invites and chat app", func(t *testing.T) {
+		doomed := model.Team{ID: uuid.New(), Name: "doomed", CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateTeam(ctx, doomed, u.ID); err != nil {
+			t.Fatalf("CreateTeam: %v", err)
+		}
+		inv := model.Invite{ID: uuid.New(), TeamID: doomed.ID, Email: "x@example.com", Role: model.RoleViewer, InvitedBy: u.ID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now}
+		if err := s.CreateInvites(ctx, []model.Invite{inv}); err != nil {
+			t.Fatalf("CreateInvites: %v", err)
+		}
+		if err := s.SetChatApp(ctx, model.ChatApp{TeamID: doomed.ID, WebhookURL: "https://hooks.example/", UpdatedAt: now}); err != nil {
+			t.Fatalf("SetChatApp: %v", err)
+		}
+		if _, err := s.Pool().Exec(ctx, `DELETE FROM teams WHERE id = $1`, doomed.ID); err != nil {
+			t.Fatalf("delete team: %v", err)
+		}
+		for _, table := range []string{"invites", "chat_apps"} {
+			var n int
+			if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE team_id = $1`, doomed.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%d rows of the deleted team left in %s", n, table)
+			}
+		}
+	})
+
+	// The index on invite emails serves AcceptInvites only while both use one expression.
+	t.Run("AcceptInvites can use the email index", func(t *testing.T) {
+		tx, err := s.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx) //nolint:errcheck // only read
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN SELECT 1 FROM invites WHERE `+emailMatch+` AND expires_at > $2`, "a@example.com", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), "invites_email_lower_idx") {
+			t.Errorf("plan of the AcceptInvites match does not use invites_email_lower_idx:\n%s", strings.Join(plan, "\n"))
+		}
+	})
+
+	t.Run("deleting an app deletes its builds, mappings, config, thresholds and short filters", func(t *testing.T) {
 		doomed := model.App{ID: uuid.New(), TeamID: own.ID, Name: "doomed", CreatedAt: now, UpdatedAt: now}
 		if err := s.CreateApp(ctx, doomed, model.APIKey{AppID: doomed.ID, Key: "key-doomed", CreatedAt: now}); err != nil {
 			t.Fatalf("CreateApp: %v", err)
@@ -351,10 +432,16 @@ func TestSchemaConstraints(t *testing.T) {
 		if err := s.SetSDKConfig(ctx, doomed.ID, model.DefaultSDKConfig(), now); err != nil {
 			t.Fatalf("SetSDKConfig: %v", err)
 		}
+		if err := s.SetThresholdPrefs(ctx, doomed.ID, model.DefaultThresholdPrefs(), now); err != nil {
+			t.Fatalf("SetThresholdPrefs: %v", err)
+		}
+		if err := s.PutShortFilter(ctx, model.ShortFilter{Code: "0123456789abcdef0123456789abcdef", AppID: doomed.ID, Filters: []byte(`{}`), CreatedAt: now}); err != nil {
+			t.Fatalf("PutShortFilter: %v", err)
+		}
 		if _, err := s.Pool().Exec(ctx, `DELETE FROM apps WHERE id = $1`, doomed.ID); err != nil {
 			t.Fatalf("delete app: %v", err)
 		}
-		for _, table := range []string{"builds", "mappings", "sdk_configs"} {
+		for _, table := range []string{"builds", "mappings", "sdk_configs", "threshold_prefs", "short_filters"} {
 			var n int
 			if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE app_id = $1`, doomed.ID).Scan(&n); err != nil {
 				t.Fatal(err)
