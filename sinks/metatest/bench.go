@@ -5,12 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
 )
 
 // Bench measures the MetaStore calls on the ingest path: looking up an app by its API key,
-// recording that the key was used, and the writes of PUT /builds and the read of GET /config.
+// recording that the key was used, and the writes of PUT /builds and the read of GET /config;
+// and the dashboard's writes of invites, accepting them at sign-up, and short filters.
 // Metadata is not hot (the HTTP layer caches keys; builds come once per release), so these
 // numbers are for spotting regressions, not for tuning.
 func Bench(b *testing.B, s sinks.MetaStore) {
@@ -84,6 +87,63 @@ func Bench(b *testing.B, s sinks.MetaStore) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, _, err := s.SDKConfig(ctx, a.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	x, ok := s.(metaStore)
+	if !ok {
+		b.Fatalf("%T lacks the invite, preference and AllApps methods", s)
+	}
+	const invites = 10 // one invitation form sent to several people
+	b.Run("CreateInvites", func(b *testing.B) {
+		b.ReportAllocs()
+		invs := make([]model.Invite, invites)
+		for b.Loop() {
+			for j := range invs {
+				invs[j] = newInvite(tm.ID, u.ID, newEmail(), model.RoleDeveloper, at(6))
+			}
+			if err := x.CreateInvites(ctx, invs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*invites)/b.Elapsed().Seconds(), "rows/s")
+	})
+	// AcceptInvites of a new user invited twice to a new team; only the accept is timed.
+	b.Run("AcceptInvites", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			team := model.Team{ID: uuid.New(), Name: "bench", CreatedAt: at(7), UpdatedAt: at(7)}
+			if err := x.CreateTeam(ctx, team, u.ID); err != nil {
+				b.Fatal(err)
+			}
+			v, own := newUser(at(7))
+			if err := x.CreateUser(ctx, v, own); err != nil {
+				b.Fatal(err)
+			}
+			err := x.CreateInvites(ctx, []model.Invite{
+				newInvite(team.ID, u.ID, v.Email, model.RoleViewer, at(7)),
+				newInvite(team.ID, u.ID, v.Email, model.RoleAdmin, at(7)),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			created, err := x.AcceptInvites(ctx, v.Email, v.ID, at(8))
+			if err != nil || len(created) != 1 {
+				b.Fatalf("AcceptInvites = %+v, %v; want one membership", created, err)
+			}
+		}
+	})
+	b.Run("PutShortFilter", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			// Every fourth put repeats a code, as two people sharing one dashboard view do.
+			f := newShortFilter(a.ID, `{"versions":["1.`+strconv.Itoa(i-i%4)+`"],"from":"2024-03-01T00:00:00Z"}`, at(9))
+			if err := x.PutShortFilter(ctx, f); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -34,10 +34,38 @@
 //     any string of a build, mapping or configuration (Postgres text and jsonb cannot hold them,
 //     and JSON would not give them back as written) or in the version arguments of Mappings;
 //   - AddMappings of an empty batch stores nothing and succeeds;
-//   - SetSDKConfig stores nil lists as empty ones; SDKConfig returns every list non-nil.
+//   - SetSDKConfig stores nil lists as empty ones; SDKConfig returns every list non-nil;
+//   - AllApps returns an empty list for a store without apps; ties of equal CreatedAt by id;
+//   - CreateInvites of an unknown team or inviting user (InvitedBy) is ErrNotFound, an id taken
+//     or repeated in the batch ErrConflict, a role other than the four, an empty email, or a
+//     NUL byte or invalid UTF-8 in the email ErrInvalid; an empty batch stores nothing and
+//     succeeds. One email may have several invites, to one team or more;
+//   - Invites of an unknown team is ErrNotFound, of a known one without invites empty; ties of
+//     equal CreatedAt by id; UpdateInvite of an unknown role is ErrInvalid;
+//   - AcceptInvites compares emails with A–Z lowered and nothing else (é and É differ): Postgres's
+//     lower() follows the database's locale and Go's strings.ToLower Unicode, so only ASCII
+//     folding lets every backend agree on every address. An invite is accepted when it has not
+//     expired at now (model.Invite.Expired); expired invites are left in place. Of several
+//     invites to one team the highest role wins; a team the user is in already keeps the
+//     user's role, and its invites are deleted too. Memberships are created with CreatedAt and
+//     UpdatedAt now and returned ordered by team id (byte order); none is an empty list. An
+//     unknown user is ErrNotFound, a NUL byte or invalid UTF-8 in the email ErrInvalid;
+//   - ThresholdPrefs and ShortFilter of an unknown app, and ChatApp of an unknown team, are
+//     ErrNotFound like those never set;
+//   - SetThresholdPrefs refuses with ErrInvalid: a threshold outside 0..100 (NaN included), a
+//     caution threshold above the good one, a negative minimum count, a minimum rate outside
+//     0..100;
+//   - a short filter's code is 32 lowercase hex digits (an MD5 sum) and its filters one JSON
+//     object in UTF-8; anything else is ErrInvalid in PutShortFilter and ErrNotFound in
+//     ShortFilter. Filters come back byte for byte as put, so the code stays their MD5; putting
+//     a stored code again with the same bytes changes nothing (CreatedAt included), with other
+//     bytes is ErrConflict. Codes are per app;
+//   - a chat app's webhook URL is an absolute http or https URL with a host, UTF-8 without NUL,
+//     stored as written; anything else is ErrInvalid.
 package metatest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -70,6 +98,11 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"Builds", testBuilds},
 		{"Mappings", testMappings},
 		{"SDKConfig", testSDKConfig},
+		{"AllApps", ext(testAllApps)},
+		{"Invites", ext(testInvites)},
+		{"ThresholdPrefs", ext(testThresholdPrefs)},
+		{"ShortFilters", ext(testShortFilters)},
+		{"ChatApps", ext(testChatApps)},
 		{"Times", testTimes},
 		{"NotFound", testNotFound},
 		{"Concurrency", testConcurrency},
@@ -82,6 +115,37 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 			}
 			g.test(t, s)
 		})
+	}
+}
+
+// metaStore is sinks.MetaStore with the methods being added to it; it goes when sinks.go has
+// them.
+type metaStore interface {
+	sinks.MetaStore
+	AllApps(ctx context.Context) ([]model.App, error)
+	CreateInvites(ctx context.Context, invs []model.Invite) error
+	Invite(ctx context.Context, id uuid.UUID) (model.Invite, error)
+	Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, error)
+	UpdateInvite(ctx context.Context, inv model.Invite) error
+	DeleteInvite(ctx context.Context, id uuid.UUID) error
+	AcceptInvites(ctx context.Context, email string, userID uuid.UUID, now time.Time) ([]model.Member, error)
+	ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.ThresholdPrefs, error)
+	SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.ThresholdPrefs, at time.Time) error
+	PutShortFilter(ctx context.Context, f model.ShortFilter) error
+	ShortFilter(ctx context.Context, appID uuid.UUID, code string) (model.ShortFilter, error)
+	ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, error)
+	SetChatApp(ctx context.Context, c model.ChatApp) error
+}
+
+// ext runs test with s as a metaStore; a store without the new methods fails.
+func ext(test func(t *testing.T, s metaStore)) func(t *testing.T, s sinks.MetaStore) {
+	return func(t *testing.T, s sinks.MetaStore) {
+		t.Helper()
+		x, ok := s.(metaStore)
+		if !ok {
+			t.Fatalf("%T lacks the invite, preference and AllApps methods", s)
+		}
+		test(t, x)
 	}
 }
 
