@@ -55,6 +55,16 @@ type Config struct {
 	MaxJSONBytes      int64
 	MaxMultipartBytes int64
 
+	GitHubClientID     string
+	GitHubClientSecret string
+	GitHubOAuthURL     string
+	GitHubAPIURL       string
+	OIDCIssuer         string
+	OIDCClientID       string
+	RateLimitUser      int
+	RateLimitSignIn    int
+	JanitorInterval    time.Duration
+
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
 	publicURLDefault bool
@@ -138,6 +148,15 @@ var Settings = []Setting{
 	{"upload-url-ttl", "SVC_UPLOAD_URL_TTL", "1h", "lifetime of attachment and mapping upload URLs", dur(func(c *Config) *time.Duration { return &c.UploadURLTTL })},
 	{"max-mapping-bytes", "SVC_MAX_MAPPING_BYTES", "536870912", "largest mapping file PUT /builds accepts (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxMappingBytes })},
 	{"max-json-bytes", "SVC_MAX_JSON_BYTES", "9437184", "largest JSON body of PUT /events (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxJSONBytes })},
+	{"github-client-id", "SVC_GITHUB_CLIENT_ID", "", "GitHub OAuth app client id (sign-in with POST /auth/codehost)", str(func(c *Config) *string { return &c.GitHubClientID })},
+	{"github-client-secret", "SVC_GITHUB_CLIENT_SECRET", "", "GitHub OAuth app client secret", str(func(c *Config) *string { return &c.GitHubClientSecret })},
+	{"github-oauth-url", "SVC_GITHUB_OAUTH_URL", "https://github.com", "GitHub (Enterprise) web URL for the OAuth code exchange", str(func(c *Config) *string { return &c.GitHubOAuthURL })},
+	{"github-api-url", "SVC_GITHUB_API_URL", "https://api.github.com", "GitHub (Enterprise) REST API URL", str(func(c *Config) *string { return &c.GitHubAPIURL })},
+	{"oidc-issuer", "SVC_OIDC_ISSUER", "https://accounts.google.com", "OpenID Connect issuer for POST /auth/idp", str(func(c *Config) *string { return &c.OIDCIssuer })},
+	{"oidc-client-id", "SVC_OIDC_CLIENT_ID", "", "OpenID Connect client id (the ID token's audience)", str(func(c *Config) *string { return &c.OIDCClientID })},
+	{"rate-limit-user", "SVC_RATE_LIMIT_USER", "300", "dashboard requests per minute per signed-in user; over it, 429", integer(func(c *Config) *int { return &c.RateLimitUser })},
+	{"rate-limit-signin", "SVC_RATE_LIMIT_SIGNIN", "30", "sign-in, refresh and invite-validation requests per minute per client address", integer(func(c *Config) *int { return &c.RateLimitSignIn })},
+	{"janitor-interval", "SVC_JANITOR_INTERVAL", "1h", "how often retention deletes old data and expired sessions are removed", dur(func(c *Config) *time.Duration { return &c.JanitorInterval })},
 	{"max-multipart-bytes", "SVC_MAX_MULTIPART_BYTES", "20971520", "largest multipart body of PUT /events (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxMultipartBytes })},
 }
 
@@ -211,6 +230,14 @@ func (c *Config) validate() error {
 	if c.S3Endpoint != "" && (c.S3AccessKey == "" || c.S3SecretKey == "") {
 		return errors.New("--s3-endpoint needs --s3-access-key and --s3-secret-key")
 	}
+	for _, u := range []struct{ name, v string }{{"--github-oauth-url", c.GitHubOAuthURL}, {"--github-api-url", c.GitHubAPIURL}, {"--oidc-issuer", c.OIDCIssuer}} {
+		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return fmt.Errorf("bad value %q for %s: want an absolute http(s) URL", u.v, u.name)
+		}
+	}
+	if (c.GitHubClientID == "") != (c.GitHubClientSecret == "") {
+		return errors.New("--github-client-id and --github-client-secret go together")
+	}
 	if c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 {
 		return errors.New("token lifetimes must be positive")
 	}
@@ -223,7 +250,8 @@ func (c *Config) validate() error {
 	}{
 		{"--spool-max-bytes", c.SpoolMaxBytes > 0}, {"--flush-rows", c.FlushRows > 0}, {"--flush-interval", c.FlushInterval > 0},
 		{"--ingest-rate-limit", c.IngestRatePerMin > 0}, {"--session-idle", c.SessionIdle > 0}, {"--upload-url-ttl", c.UploadURLTTL > 0},
-		{"--max-mapping-bytes", c.MaxMappingBytes > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
+		{"--max-mapping-bytes", c.MaxMappingBytes > 0}, {"--rate-limit-user", c.RateLimitUser > 0},
+		{"--rate-limit-signin", c.RateLimitSignIn > 0}, {"--janitor-interval", c.JanitorInterval > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
 	}
 	for _, p := range positive {
 		if !p.ok {
