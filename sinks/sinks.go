@@ -128,6 +128,39 @@ type MetaStore interface {
 	// SetSDKConfig replaces the app's SDK configuration. ErrNotFound for an unknown app.
 	SetSDKConfig(ctx context.Context, appID uuid.UUID, c model.SDKConfig, at time.Time) error
 
+	// AllApps lists every app, oldest first (background jobs such as retention).
+	AllApps(ctx context.Context) ([]model.App, error)
+
+	// CreateInvites stores invites, all or none. ErrNotFound for an unknown team, ErrConflict
+	// for a taken id.
+	CreateInvites(ctx context.Context, invs []model.Invite) error
+	Invite(ctx context.Context, id uuid.UUID) (model.Invite, error)
+	// Invites lists a team's invites, expired ones included, oldest first.
+	Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, error)
+	// UpdateInvite replaces role, expires_at and updated_at of a stored invite.
+	UpdateInvite(ctx context.Context, inv model.Invite) error
+	DeleteInvite(ctx context.Context, id uuid.UUID) error
+	// AcceptInvites makes the user a member of the team of every invite for email
+	// (case-insensitive) that has not expired at now, with the invited role (a team the user
+	// is in already keeps the user's role), and deletes those invites. It returns the
+	// memberships it created.
+	AcceptInvites(ctx context.Context, email string, userID uuid.UUID, now time.Time) ([]model.Member, error)
+
+	// ThresholdPrefs returns an app's thresholds; ErrNotFound when never set (the caller
+	// serves model.DefaultThresholdPrefs).
+	ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.ThresholdPrefs, error)
+	// SetThresholdPrefs replaces an app's thresholds. ErrNotFound for an unknown app.
+	SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.ThresholdPrefs, at time.Time) error
+	// PutShortFilter stores a short filter; putting the same code again changes nothing.
+	// ErrNotFound for an unknown app.
+	PutShortFilter(ctx context.Context, f model.ShortFilter) error
+	// ShortFilter returns the filters a code stands for in an app.
+	ShortFilter(ctx context.Context, appID uuid.UUID, code string) (model.ShortFilter, error)
+	// ChatApp returns a team's chat integration; ErrNotFound when none is set.
+	ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, error)
+	// SetChatApp replaces a team's chat integration. ErrNotFound for an unknown team.
+	SetChatApp(ctx context.Context, c model.ChatApp) error
+
 	CreateAuthSession(ctx context.Context, s model.AuthSession) error
 	AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSession, error)
 	// RotateAuthSession replaces RefreshID and ExpiresAt when the stored RefreshID equals

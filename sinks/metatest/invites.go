@@ -35,7 +35,7 @@ func asciiUpper(s string) string {
 	return string(b)
 }
 
-func mustInvites(t *testing.T, s metaStore, invs ...model.Invite) {
+func mustInvites(t *testing.T, s sinks.MetaStore, invs ...model.Invite) {
 	t.Helper()
 	if err := s.CreateInvites(t.Context(), invs); err != nil {
 		t.Fatalf("CreateInvites: %v", err)
@@ -43,7 +43,7 @@ func mustInvites(t *testing.T, s metaStore, invs ...model.Invite) {
 }
 
 // checkInvites fails the test unless Invites(team) returns want.
-func checkInvites(t *testing.T, s metaStore, what string, team uuid.UUID, want []model.Invite) {
+func checkInvites(t *testing.T, s sinks.MetaStore, what string, team uuid.UUID, want []model.Invite) {
 	t.Helper()
 	got, err := s.Invites(t.Context(), team)
 	wantErr(t, "Invites", err, nil)
@@ -57,7 +57,7 @@ func sortInvites(invs []model.Invite) []model.Invite {
 	return out
 }
 
-func testInvites(t *testing.T, s metaStore) {
+func testInvites(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
 
 	t.Run("CreateAndList", func(t *testing.T) {
@@ -317,7 +317,7 @@ func testInvites(t *testing.T, s metaStore) {
 // testAccept checks AcceptInvites's rules, one case per rule. Every case invites one user by
 // the email e to some of three teams, accepts at now and then checks what was created, which
 // roles the user has and which invites are left; accepting again must change nothing.
-func testAccept(s metaStore) func(t *testing.T) {
+func testAccept(s sinks.MetaStore) func(t *testing.T) {
 	type invite struct {
 		team    int
 		email   func(e string) string // nil: e itself

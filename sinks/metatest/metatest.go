@@ -65,7 +65,6 @@
 package metatest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -98,11 +97,11 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"Builds", testBuilds},
 		{"Mappings", testMappings},
 		{"SDKConfig", testSDKConfig},
-		{"AllApps", ext(testAllApps)},
-		{"Invites", ext(testInvites)},
-		{"ThresholdPrefs", ext(testThresholdPrefs)},
-		{"ShortFilters", ext(testShortFilters)},
-		{"ChatApps", ext(testChatApps)},
+		{"AllApps", testAllApps},
+		{"Invites", testInvites},
+		{"ThresholdPrefs", testThresholdPrefs},
+		{"ShortFilters", testShortFilters},
+		{"ChatApps", testChatApps},
 		{"Times", testTimes},
 		{"NotFound", testNotFound},
 		{"Concurrency", testConcurrency},
@@ -115,37 +114,6 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 			}
 			g.test(t, s)
 		})
-	}
-}
-
-// metaStore is sinks.MetaStore with the methods being added to it; it goes when sinks.go has
-// them.
-type metaStore interface {
-	sinks.MetaStore
-	AllApps(ctx context.Context) ([]model.App, error)
-	CreateInvites(ctx context.Context, invs []model.Invite) error
-	Invite(ctx context.Context, id uuid.UUID) (model.Invite, error)
-	Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, error)
-	UpdateInvite(ctx context.Context, inv model.Invite) error
-	DeleteInvite(ctx context.Context, id uuid.UUID) error
-	AcceptInvites(ctx context.Context, email string, userID uuid.UUID, now time.Time) ([]model.Member, error)
-	ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.ThresholdPrefs, error)
-	SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.ThresholdPrefs, at time.Time) error
-	PutShortFilter(ctx context.Context, f model.ShortFilter) error
-	ShortFilter(ctx context.Context, appID uuid.UUID, code string) (model.ShortFilter, error)
-	ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, error)
-	SetChatApp(ctx context.Context, c model.ChatApp) error
-}
-
-// ext runs test with s as a metaStore; a store without the new methods fails.
-func ext(test func(t *testing.T, s metaStore)) func(t *testing.T, s sinks.MetaStore) {
-	return func(t *testing.T, s sinks.MetaStore) {
-		t.Helper()
-		x, ok := s.(metaStore)
-		if !ok {
-			t.Fatalf("%T lacks the invite, preference and AllApps methods", s)
-		}
-		test(t, x)
 	}
 }
 

@@ -68,10 +68,6 @@ func testNotFound(t *testing.T, s sinks.MetaStore) {
 	u, tm := mustUser(t, s, at(0))
 	a, _ := mustApp(t, s, tm.ID, at(1))
 	unknown := uuid.New()
-	x, ok := s.(metaStore)
-	if !ok {
-		t.Fatalf("%T lacks the invite, preference and AllApps methods", s)
-	}
 	cases := []struct {
 		name string
 		call func() error
@@ -124,36 +120,36 @@ func testNotFound(t *testing.T, s sinks.MetaStore) {
 		{"RotateAuthSession", func() error { return s.RotateAuthSession(ctx, unknown, uuid.New(), uuid.New(), at(2)) }},
 		{"DeleteAuthSession", func() error { return s.DeleteAuthSession(ctx, unknown) }},
 		{"CreateInvites(team)", func() error {
-			return x.CreateInvites(ctx, []model.Invite{newInvite(unknown, u.ID, newEmail(), model.RoleViewer, at(1))})
+			return s.CreateInvites(ctx, []model.Invite{newInvite(unknown, u.ID, newEmail(), model.RoleViewer, at(1))})
 		}},
 		{"CreateInvites(inviter)", func() error {
-			return x.CreateInvites(ctx, []model.Invite{newInvite(tm.ID, unknown, newEmail(), model.RoleViewer, at(1))})
+			return s.CreateInvites(ctx, []model.Invite{newInvite(tm.ID, unknown, newEmail(), model.RoleViewer, at(1))})
 		}},
-		{"Invite", func() error { _, err := x.Invite(ctx, unknown); return err }},
-		{"Invites", func() error { _, err := x.Invites(ctx, unknown); return err }},
+		{"Invite", func() error { _, err := s.Invite(ctx, unknown); return err }},
+		{"Invites", func() error { _, err := s.Invites(ctx, unknown); return err }},
 		{"UpdateInvite", func() error {
-			return x.UpdateInvite(ctx, newInvite(tm.ID, u.ID, newEmail(), model.RoleViewer, at(1)))
+			return s.UpdateInvite(ctx, newInvite(tm.ID, u.ID, newEmail(), model.RoleViewer, at(1)))
 		}},
-		{"DeleteInvite", func() error { return x.DeleteInvite(ctx, unknown) }},
-		{"AcceptInvites(user)", func() error { _, err := x.AcceptInvites(ctx, u.Email, unknown, at(1)); return err }},
-		{"ThresholdPrefs(unknown app)", func() error { _, err := x.ThresholdPrefs(ctx, unknown); return err }},
-		{"ThresholdPrefs(never set)", func() error { _, err := x.ThresholdPrefs(ctx, a.ID); return err }},
+		{"DeleteInvite", func() error { return s.DeleteInvite(ctx, unknown) }},
+		{"AcceptInvites(user)", func() error { _, err := s.AcceptInvites(ctx, u.Email, unknown, at(1)); return err }},
+		{"ThresholdPrefs(unknown app)", func() error { _, err := s.ThresholdPrefs(ctx, unknown); return err }},
+		{"ThresholdPrefs(never set)", func() error { _, err := s.ThresholdPrefs(ctx, a.ID); return err }},
 		{"SetThresholdPrefs", func() error {
-			return x.SetThresholdPrefs(ctx, unknown, model.DefaultThresholdPrefs(), at(1))
+			return s.SetThresholdPrefs(ctx, unknown, model.DefaultThresholdPrefs(), at(1))
 		}},
-		{"PutShortFilter", func() error { return x.PutShortFilter(ctx, newShortFilter(unknown, `{}`, at(1))) }},
+		{"PutShortFilter", func() error { return s.PutShortFilter(ctx, newShortFilter(unknown, `{}`, at(1))) }},
 		{"ShortFilter(unknown app)", func() error {
-			_, err := x.ShortFilter(ctx, unknown, newShortFilter(unknown, `{}`, at(1)).Code)
+			_, err := s.ShortFilter(ctx, unknown, newShortFilter(unknown, `{}`, at(1)).Code)
 			return err
 		}},
 		{"ShortFilter(unknown code)", func() error {
-			_, err := x.ShortFilter(ctx, a.ID, newShortFilter(a.ID, `{}`, at(1)).Code)
+			_, err := s.ShortFilter(ctx, a.ID, newShortFilter(a.ID, `{}`, at(1)).Code)
 			return err
 		}},
-		{"ChatApp(unknown team)", func() error { _, err := x.ChatApp(ctx, unknown); return err }},
-		{"ChatApp(never set)", func() error { _, err := x.ChatApp(ctx, tm.ID); return err }},
+		{"ChatApp(unknown team)", func() error { _, err := s.ChatApp(ctx, unknown); return err }},
+		{"ChatApp(never set)", func() error { _, err := s.ChatApp(ctx, tm.ID); return err }},
 		{"SetChatApp", func() error {
-			return x.SetChatApp(ctx, model.ChatApp{TeamID: unknown, WebhookURL: "https://hooks.example/", UpdatedAt: at(1)})
+			return s.SetChatApp(ctx, model.ChatApp{TeamID: unknown, WebhookURL: "https://hooks.example/", UpdatedAt: at(1)})
 		}},
 	}
 	for _, tc := range cases {

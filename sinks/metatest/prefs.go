@@ -18,14 +18,14 @@ import (
 )
 
 // checkThresholds fails the test unless ThresholdPrefs(app) returns want.
-func checkThresholds(t *testing.T, s metaStore, what string, app uuid.UUID, want model.ThresholdPrefs) {
+func checkThresholds(t *testing.T, s sinks.MetaStore, what string, app uuid.UUID, want model.ThresholdPrefs) {
 	t.Helper()
 	got, err := s.ThresholdPrefs(t.Context(), app)
 	wantErr(t, what, err, nil)
 	check(t, what, got, want)
 }
 
-func testThresholdPrefs(t *testing.T, s metaStore) {
+func testThresholdPrefs(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
 	// Differs from the default in every field; 100/3 has no short decimal form.
 	odd := model.ThresholdPrefs{ErrorGoodThreshold: 100.0 / 3, ErrorCautionThreshold: 1e-9, ErrorSpikeMinCountThreshold: 1 << 40, ErrorSpikeMinRateThreshold: 99.999}
@@ -116,14 +116,14 @@ func newShortFilter(app uuid.UUID, filters string, c time.Time) model.ShortFilte
 	return model.ShortFilter{Code: hex.EncodeToString(sum[:]), AppID: app, Filters: []byte(filters), CreatedAt: c}
 }
 
-func checkShortFilter(t *testing.T, s metaStore, what string, want model.ShortFilter) {
+func checkShortFilter(t *testing.T, s sinks.MetaStore, what string, want model.ShortFilter) {
 	t.Helper()
 	got, err := s.ShortFilter(t.Context(), want.AppID, want.Code)
 	wantErr(t, what, err, nil)
 	check(t, what, got, want)
 }
 
-func testShortFilters(t *testing.T, s metaStore) {
+func testShortFilters(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
 
 	t.Run("PutAndGet", func(t *testing.T) {
@@ -255,14 +255,14 @@ func testShortFilters(t *testing.T, s metaStore) {
 	})
 }
 
-func checkChatApp(t *testing.T, s metaStore, what string, want model.ChatApp) {
+func checkChatApp(t *testing.T, s sinks.MetaStore, what string, want model.ChatApp) {
 	t.Helper()
 	got, err := s.ChatApp(t.Context(), want.TeamID)
 	wantErr(t, what, err, nil)
 	check(t, what, got, want)
 }
 
-func testChatApps(t *testing.T, s metaStore) {
+func testChatApps(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
 
 	t.Run("SetAndGet", func(t *testing.T) {
@@ -325,7 +325,7 @@ func testChatApps(t *testing.T, s metaStore) {
 }
 
 // testAllApps runs on a store of its own, so it knows every app there is.
-func testAllApps(t *testing.T, s metaStore) {
+func testAllApps(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
 	apps, err := s.AllApps(ctx)
 	wantErr(t, "AllApps of an empty store", err, nil)
