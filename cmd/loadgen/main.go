@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -59,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		maxRetryWait = fs.Duration("max-retry-wait", time.Minute, "longest wait before a retry, whatever Retry-After says")
 		timeout      = fs.Duration("timeout", time.Minute, "limit of one HTTP exchange")
 		every        = fs.Duration("progress", 5*time.Second, "interval of progress lines when stderr is not a terminal; 0 = no progress")
+		cpuProfile   = fs.String("cpuprofile", "", "write loadgen's own CPU profile to this file")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -116,6 +118,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	go func() { <-ctx.Done(); stop() }()
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return bad("-cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return bad("-cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	live := new(Live)
 	progDone := make(chan struct{})
 	stopProg := make(chan struct{})

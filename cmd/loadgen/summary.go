@@ -169,7 +169,7 @@ func (s Summary) Print(w io.Writer) {
 	sort.Strings(codes)
 	var parts []string
 	for _, c := range codes {
-		parts = append(parts, fmt.Sprintf("%s×%d", c, s.Status[c]))
+		parts = append(parts, fmt.Sprintf("%s: %d", c, s.Status[c]))
 	}
 	fmt.Fprintf(w, "status      %s\n", strings.Join(parts, "  "))
 	fmt.Fprintf(w, "errors      %d transport, %d abandoned\n", s.TransportErrors, s.Abandoned)
