@@ -29,33 +29,35 @@ func (p Progress) Run(live *Live, stop <-chan struct{}) {
 	start := time.Now()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	var lastItems int64
+	var lastEvents, lastItems int64
 	lastAt := start
 	for {
 		select {
 		case <-stop:
 			if p.TTY {
-				p.line(live, start, time.Since(start), 0, true)
+				p.line(live, time.Since(start), 0, 0, true)
 				fmt.Fprintln(p.W)
 			}
 			return
 		case now := <-tick.C:
-			items := live.Items.Load()
-			rate := float64(items-lastItems) / now.Sub(lastAt).Seconds()
-			lastItems, lastAt = items, now
-			p.line(live, start, now.Sub(start), rate, false)
+			events, items := live.Events.Load(), live.Items.Load()
+			sec := now.Sub(lastAt).Seconds()
+			p.line(live, now.Sub(start), float64(events-lastEvents)/sec, float64(items-lastItems)/sec, false)
+			lastEvents, lastItems, lastAt = events, items, now
 		}
 	}
 }
 
-// line writes one progress line; rate is the recent items/s (0 at the end: the mean is shown).
-func (p Progress) line(live *Live, start time.Time, el time.Duration, rate float64, final bool) {
-	req, items, errs, retries := live.Requests.Load(), live.Items.Load(), live.Errors.Load(), live.Retries.Load()
-	if final || rate == 0 {
-		rate = float64(items) / max(el.Seconds(), 1e-9)
+// line writes one progress line with the recent rates; the final line shows the run's means.
+func (p Progress) line(live *Live, el time.Duration, evRate, itemRate float64, final bool) {
+	req, events, items := live.Requests.Load(), live.Events.Load(), live.Items.Load()
+	errs, retries := live.Errors.Load(), live.Retries.Load()
+	if final {
+		sec := max(el.Seconds(), 1e-9)
+		evRate, itemRate = float64(events)/sec, float64(items)/sec
 	}
-	stats := fmt.Sprintf("%6.1fs  %d req  %d items  %.0f items/s  %d retries  %d errors",
-		el.Seconds(), req, items, rate, retries, errs)
+	stats := fmt.Sprintf("%6.1fs  %d req  %.0f events/s  %.0f items/s  %d retries  %d errors",
+		el.Seconds(), req, evRate, itemRate, retries, errs)
 	if !p.TTY {
 		fmt.Fprintln(p.W, "loadgen:", stats)
 		return

@@ -398,3 +398,54 @@ func BenchmarkRewrite(b *testing.B) {
 		})
 	}
 }
+
+// TestParseTemplatePaths checks which values a replay renews: the ids and times of events and
+// spans, and nothing that merely looks like one elsewhere.
+func TestParseTemplatePaths(t *testing.T) {
+	const (
+		ev   = "11111111-1111-4111-8111-111111111111"
+		sess = "22222222-2222-4222-8222-222222222222"
+		att  = "33333333-3333-4333-8333-333333333333"
+		kind = "44444444-4444-4444-8444-444444444444" // inside the kind member: payload, kept
+		inst = "55555555-5555-4555-8555-555555555555" // installation_id: kept
+	)
+	body := `{"events":[{"id":"` + ev + `","session_id":"` + sess + `","timestamp":"2025-01-01T00:00:01.5Z",` +
+		`"type":"custom","custom":{"name":"x","id":"` + kind + `","timestamp":"2025-01-01T00:00:00Z"},` +
+		`"attachments":[{"id":"` + att + `","name":"a","type":"screenshot","timestamp":"2025-01-01T00:00:00Z"}],` +
+		`"attribute":{"installation_id":"` + inst + `","session_start_time":"2025-01-01T00:00:00.000Z"}}],` +
+		`"spans":[{"span_id":"aaaaaaaaaaaaaaaa","parent_id":"bbbbbbbbbbbbbbbb","trace_id":"cccccccccccccccccccccccccccccccc",` +
+		`"session_id":"` + sess + `","start_time":"2025-01-01T00:00:02Z","end_time":"2025-01-01T00:00:03.25Z",` +
+		`"checkpoints":[{"name":"c","timestamp":"2025-01-01T00:00:02.5Z"}],"attributes":{"user_id":"` + inst + `"}},` +
+		`{"span_id":"bbbbbbbbbbbbbbbb","parent_id":"","trace_id":"cccccccccccccccccccccccccccccccc","start_time":"2025-01-01T00:00:00Z","end_time":"2025-01-01T00:00:01Z"}],` +
+		`"extra":[{"id":"` + ev + `"}]}`
+	tpl, err := ParseTemplate("hand-made", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range tpl.subs {
+		got = append(got, body[s.start:s.end])
+	}
+	want := []string{ev, sess, "2025-01-01T00:00:01.5Z", att, "2025-01-01T00:00:00.000Z",
+		"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "cccccccccccccccccccccccccccccccc", sess, "2025-01-01T00:00:02Z", "2025-01-01T00:00:03.25Z", "2025-01-01T00:00:02.5Z",
+		"bbbbbbbbbbbbbbbb", "cccccccccccccccccccccccccccccccc", "2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("renewed values\n got %q\nwant %q", got, want)
+	}
+	if tpl.Events != 1 || tpl.Spans != 2 {
+		t.Errorf("%d events, %d spans; want 1, 2", tpl.Events, tpl.Spans)
+	}
+	// Slots: event id, session, attachment, two span ids, one trace.
+	if len(tpl.slots) != 6 {
+		t.Errorf("%d id slots, want 6", len(tpl.slots))
+	}
+	if latest, _ := model.ParseTimestamp("2025-01-01T00:00:03.25Z"); tpl.maxTime != latest {
+		t.Errorf("anchor %d, want the latest span end %d", tpl.maxTime, latest)
+	}
+	out := string(NewRewriter().Render(nil, tpl, 0))
+	for _, kept := range []string{kind, inst, `"parent_id":""`, `"extra":[{"id":"` + ev + `"}]`} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("replay lost %s", kept)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type Config struct {
 // Live counters, read by the progress display while a run goes.
 type Live struct {
 	Requests atomic.Int64 // acknowledged requests
+	Events   atomic.Int64 // events of acknowledged requests
 	Items    atomic.Int64 // events + spans of acknowledged requests
 	Errors   atomic.Int64 // requests that ended without acknowledgement, transport errors included
 	Retries  atomic.Int64
@@ -196,6 +197,7 @@ func (w *worker) one(ctx context.Context, t *Template) {
 			c := sizeClass(t.Items())
 			ws.bySize[c] = append(ws.bySize[c], lat)
 			w.live.Requests.Add(1)
+			w.live.Events.Add(int64(t.Events))
 			w.live.Items.Add(int64(t.Items()))
 			return
 		}

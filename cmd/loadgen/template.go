@@ -24,7 +24,7 @@ type Template struct {
 	Name          string
 	Events, Spans int // items in the body
 	raw           []byte
-	subs          []subst // sorted by start
+	subs          []subst // in body order (tokens come in order), so items can slice them
 	items         []item  // events then spans, in body order within each array
 	slots         []kind  // id slots: one fresh value per distinct original id per replay
 	maxTime       int64   // latest event timestamp or span time: what "now" replaces
@@ -90,7 +90,7 @@ func ParseTemplate(name string, body []byte) (*Template, error) {
 		if d, ok := tok.(json.Delim); ok {
 			switch d {
 			case '{', '[':
-				if len(st) == 2 && d == '{' && st[0].key != "" {
+				if len(st) == 2 && d == '{' && st[0].obj && !st[1].obj && (st[0].key == "events" || st[0].key == "spans") {
 					itemIdx = len(t.items)
 					t.items = append(t.items, item{start: off - 1, first: int32(len(t.subs)), event: st[0].key == "events"})
 				}
@@ -134,7 +134,6 @@ func ParseTemplate(name string, body []byte) (*Template, error) {
 	if t.Events+t.Spans == 0 {
 		return nil, fmt.Errorf("%s: no events and no spans", name)
 	}
-	sort.SliceStable(t.subs, func(i, j int) bool { return t.subs[i].start < t.subs[j].start })
 	return t, nil
 }
 
