@@ -45,8 +45,9 @@ import (
 //     string or boolean). session_start may omit its empty member. Rule 6 is "no other event of
 //     the session is earlier": a tie is first (Android stamps session_start and cpu_usage alike).
 //   - Spans: parent_id null, absent or "" is a root span; span_name is accepted for name.
-//   - Unknown members: kept verbatim in Payload inside kind members; elsewhere checked for syntax
-//     and ignored. A repeated "type", "events" or "spans" member is rejected as ambiguous.
+//   - Unknown members: kept verbatim in Payload inside kind members and in Attributes.Extra inside
+//     attribute objects; elsewhere (event/span envelope, attachments, checkpoints) checked for
+//     syntax and ignored. A repeated "type", "events" or "spans" member is rejected as ambiguous.
 
 // DecodeBatch decodes and validates a JSON PUT /events body {events: [...], spans: [...]} for the
 // app appID. multipartRules adds what the multipart reference requires on top of the JSON rules
