@@ -335,3 +335,36 @@ func decodeSpan(val []byte, s *model.Span) error {
 	}
 	return r.err
 }
+
+// eventSession reads the session id of an encoded event without decoding the rest: it follows
+// the layout byte and the flags byte in every layout.
+func eventSession(val []byte) (uuid.UUID, error) {
+	var u uuid.UUID
+	if len(val) < 2+16 || val[0] < layoutV1 || val[0] > layoutV2 {
+		return u, errCorrupt
+	}
+	copy(u[:], val[2:18])
+	return u, nil
+}
+
+// spanSession reads the session id of an encoded span: it follows the layout byte, the trace
+// id and the parent id in every layout.
+func spanSession(val []byte) (uuid.UUID, error) {
+	var u uuid.UUID
+	if len(val) < 1 || val[0] < layoutV1 || val[0] > layoutV2 {
+		return u, errCorrupt
+	}
+	i := 1
+	for range 2 { // trace id, parent id
+		n, w := binary.Uvarint(val[i:])
+		if w <= 0 || n > uint64(len(val)-i-w) {
+			return u, errCorrupt
+		}
+		i += w + int(n)
+	}
+	if len(val)-i < 16 {
+		return u, errCorrupt
+	}
+	copy(u[:], val[i:i+16])
+	return u, nil
+}

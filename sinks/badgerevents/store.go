@@ -5,7 +5,8 @@
 //
 //	P r <app> <time 8B> <id>  → the row         time-ordered per app, for later range scans
 //	P i <app> <id>            → <time 8B>       id index: Event/Span are two point lookups
-//	P c <app> <16B random>    → uvarint delta   count deltas, summed by Count
+//	P c <app> <16B random>    → uvarint delta   rows added, summed by Count
+//	P d <app> <16B random>    → uvarint delta   rows deleted (DeleteBefore), subtracted by Count
 //
 // The one-byte tags keep the three kinds apart whatever bytes an app id starts with. Times are
 // big-endian with the sign bit flipped so negative times sort before positive ones. Event ids
@@ -17,7 +18,13 @@
 // same id conflict and the loser retries and sees the row. Count deltas go to fresh random
 // keys rather than one counter per app: writers never conflict on the count, and Count sums
 // the app's delta keys (one per committed transaction that added rows; it folds them into one
-// once there are many).
+// once there are many). Deletions record their own deltas under another tag rather than a
+// signed value, so the uvarint deltas written before deletion existed still decode as they are.
+//
+// Retention (DeleteBefore) walks the app's time-ordered rows up to the cut and deletes each row
+// with its index entry; the walk reads every row it deletes, so a writer that rewrites one of
+// them concurrently conflicts with it and one of the two retries. Usage walks the rows of
+// [from, to) month by month. See retention.go.
 package badgerevents
 
 import (
@@ -49,6 +56,7 @@ const (
 	tagRow   = 'r'
 	tagIdx   = 'i'
 	tagCount = 'c'
+	tagDel   = 'd'
 	// maxConflictRetries bounds retries of one transaction that lost a race with a concurrent
 	// writer of the same ids; each retry reads a newer snapshot, so a handful suffices.
 	maxConflictRetries = 50
@@ -232,7 +240,7 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		}
 	}
 	for _, d := range deltas {
-		if err := txn.Set(countKey(prefix, d.app), binary.AppendUvarint(nil, uint64(d.n))); err != nil {
+		if err := txn.Set(countKey(prefix, tagCount, d.app), binary.AppendUvarint(nil, uint64(d.n))); err != nil {
 			return 0, err
 		}
 	}
@@ -255,9 +263,10 @@ func addDelta(ds []appDelta, app uuid.UUID) []appDelta {
 	return append(ds, appDelta{app: app, n: 1})
 }
 
-// countKey is a fresh delta key: random, so concurrent writers never write the same one.
-func countKey(prefix string, app uuid.UUID) []byte {
-	k := appendHead(make([]byte, 0, len(prefix)+1+16+16), prefix, tagCount, app)
+// countKey is a fresh delta key of kind tag (tagCount or tagDel): random, so concurrent
+// writers never write the same one.
+func countKey(prefix string, tag byte, app uuid.UUID) []byte {
+	k := appendHead(make([]byte, 0, len(prefix)+1+16+16), prefix, tag, app)
 	var r [16]byte
 	_, _ = rand.Read(r[:]) // never fails (crypto/rand panics rather than return an error)
 	return append(k, r[:]...)
@@ -334,29 +343,38 @@ func (s *Store) Count(ctx context.Context, appID uuid.UUID) (events, spans int64
 func (s *Store) count(prefix string, app uuid.UUID) (int64, error) {
 	var total int64
 	var keys [][]byte
-	head := appendHead(nil, prefix, tagCount, app)
 	err := s.db.View(func(txn *badger.Txn) error {
 		total, keys = 0, keys[:0]
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
-			if err := item.Value(func(v []byte) error {
-				d, n := binary.Uvarint(v)
-				if n <= 0 {
-					return errCorrupt
+		for _, tag := range [...]byte{tagCount, tagDel} {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: appendHead(nil, prefix, tag, app), PrefetchValues: false})
+			for it.Rewind(); it.Valid(); it.Next() {
+				item := it.Item()
+				if err := item.Value(func(v []byte) error {
+					d, n := binary.Uvarint(v)
+					if n <= 0 {
+						return errCorrupt
+					}
+					if tag == tagDel {
+						total -= int64(d)
+					} else {
+						total += int64(d)
+					}
+					return nil
+				}); err != nil {
+					it.Close()
+					return err
 				}
-				total += int64(d)
-				return nil
-			}); err != nil {
-				return err
+				keys = append(keys, item.KeyCopy(nil))
 			}
-			keys = append(keys, item.KeyCopy(nil))
+			it.Close()
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
+	}
+	if total < 0 {
+		return 0, fmt.Errorf("%w: count deltas sum to %d", errCorrupt, total)
 	}
 	if len(keys) >= foldAt {
 		s.fold(prefix, app, keys, total)
@@ -364,9 +382,10 @@ func (s *Store) count(prefix string, app uuid.UUID) (int64, error) {
 	return total, nil
 }
 
-// fold replaces an app's delta keys with one holding their sum. It reads the keys again inside
-// its transaction, so a concurrent fold of the same keys conflicts and one of them gives up;
-// writers add new keys and never conflict with it. Failure only postpones the fold.
+// fold replaces an app's delta keys (added and deleted) with one holding their sum. It reads
+// the keys again inside its transaction, so a concurrent fold of the same keys conflicts and
+// one of them gives up; writers and deletions add new keys and never conflict with it. Failure
+// only postpones the fold.
 func (s *Store) fold(prefix string, app uuid.UUID, keys [][]byte, total int64) {
 	_ = s.db.Update(func(txn *badger.Txn) error {
 		for _, k := range keys {
@@ -377,7 +396,7 @@ func (s *Store) fold(prefix string, app uuid.UUID, keys [][]byte, total int64) {
 				return err
 			}
 		}
-		return txn.Set(countKey(prefix, app), binary.AppendUvarint(nil, uint64(total)))
+		return txn.Set(countKey(prefix, tagCount, app), binary.AppendUvarint(nil, uint64(total)))
 	})
 }
 

@@ -1,0 +1,249 @@
+package badgerevents
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+)
+
+// nanos is t as Unix nanoseconds, clamped to int64 (years 1677 to 2262): time.UnixNano is
+// undefined outside that range.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// DeleteBefore removes the app's events whose timestamp, and spans whose start time, is before
+// `before`; see sinks.EventStore. The deletion is synchronous: when it returns nil the rows are
+// gone from every read and the deletion is durable as a write is (see write). It runs in as many
+// transactions as Badger's size limit needs; if it fails midway, the rows deleted so far stay
+// deleted (Count stays exact) and calling it again finishes the job.
+func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.Time) error {
+	cut := nanos(before)
+	for _, prefix := range [...]string{badgerdb.PrefixEvents, badgerdb.PrefixSpans} {
+		if err := s.deleteBefore(ctx, prefix, appID, cut); err != nil {
+			return fmt.Errorf("badgerevents: delete rows of app %s before %s: %w", appID, before.UTC().Format(time.RFC3339Nano), err)
+		}
+	}
+	if err := s.db.Sync(); err != nil {
+		return fmt.Errorf("badgerevents: delete rows of app %s: sync: %w", appID, err)
+	}
+	return nil
+}
+
+// deleteBefore deletes one table's rows of app with time < cut, one bounded transaction at a
+// time; each resumes where the last stopped, so it never walks the tombstones it left.
+func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, cut int64) error {
+	head := appendHead(nil, prefix, tagRow, app)
+	bound := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
+	putTime(bound[len(head):], cut)
+	from := head
+	for {
+		var next []byte
+		var err error
+		for attempt := 0; ; attempt++ {
+			if err = ctx.Err(); err != nil {
+				return err
+			}
+			next, err = s.tryDelete(prefix, app, head, from, bound)
+			if !errors.Is(err, badger.ErrConflict) || attempt >= maxConflictRetries {
+				break
+			}
+		}
+		if err != nil || next == nil {
+			return err
+		}
+		from = next
+	}
+}
+
+// tryDelete deletes, in one transaction, the rows from the key `from` up to (not including)
+// the key `bound`, as many as the transaction's limits allow. It returns the key to resume
+// from, or nil when it reached bound.
+func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte) ([]byte, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	maxCount := s.db.MaxBatchCount()*9/10 - 1
+	maxSize := s.db.MaxBatchSize()*9/10 - 64
+	var count, size, n int64
+	var next []byte
+	// Deleted keys must stay untouched until Commit; they live in one arena (a reallocation
+	// leaves the earlier slices on the old array, which nothing writes again).
+	keys := make([]byte, 0, 64<<10)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
+	for it.Seek(from); it.Valid(); it.Next() {
+		// Item adds the row to the transaction's reads: a concurrent rewrite of it conflicts.
+		k := it.Item().Key()
+		if bytes.Compare(k, bound) >= 0 {
+			break
+		}
+		id := k[len(head)+8:]
+		ikLen := len(prefix) + 1 + 16 + len(id)
+		need := entrySize(len(k), 0) + entrySize(ikLen, 0)
+		if n > 0 && (count+2 > maxCount || size+need > maxSize) {
+			next = append([]byte(nil), k...)
+			break
+		}
+		count, size, n = count+2, size+need, n+1
+		start := len(keys)
+		keys = append(keys, k...)
+		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+			it.Close()
+			return nil, err
+		}
+		start = len(keys)
+		keys = appendIdxKey(keys, prefix, app, id)
+		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+			it.Close()
+			return nil, err
+		}
+	}
+	it.Close()
+	if n == 0 {
+		return nil, nil
+	}
+	if err := txn.Set(countKey(prefix, tagDel, app), binary.AppendUvarint(nil, uint64(n))); err != nil {
+		return nil, err
+	}
+	if testHookBeforeDeleteCommit != nil {
+		testHookBeforeDeleteCommit()
+	}
+	return next, txn.Commit()
+}
+
+// testHookBeforeDeleteCommit, when set by a test, runs between a deletion's reads and its
+// commit: the one moment a concurrent write can race it.
+var testHookBeforeDeleteCommit func()
+
+// Usage counts the app's rows of [from, to) per UTC calendar month; see sinks.EventStore.
+//
+// Bytes is the encoded size of each row as this backend keeps it: the row's key plus its value
+// (the codec's layout, before Badger's compression), without the id index and count keys. It
+// approximates the space the rows take and is not comparable with another backend's Bytes.
+//
+// It reads every row of the range in one snapshot, events and spans side by side in time order,
+// and finishes a month before it starts the next, so its memory is the set of one month's
+// distinct session ids (about 50 bytes each: a million sessions in a month take ~50 MB).
+func (s *Store) Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) ([]model.MonthUsage, error) {
+	lo, hi := nanos(from), nanos(to)
+	var out []model.MonthUsage
+	if lo >= hi {
+		return out, nil
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		ev := newRowCursor(txn, badgerdb.PrefixEvents, appID, lo, eventSession)
+		defer ev.close()
+		sp := newRowCursor(txn, badgerdb.PrefixSpans, appID, lo, spanSession)
+		defer sp.close()
+		sessions := make(map[uuid.UUID]struct{})
+		for {
+			ts, ok := ev.peek(hi)
+			if t2, ok2 := sp.peek(hi); ok2 && (!ok || t2 < ts) {
+				ts, ok = t2, true
+			}
+			if !ok {
+				return nil
+			}
+			t := time.Unix(0, ts).UTC()
+			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+			end := min(nanos(first.AddDate(0, 1, 0)), hi)
+			u := model.MonthUsage{Month: t.Format("2006-01")}
+			var err error
+			if u.Events, err = ev.consume(ctx, end, sessions, &u.Bytes); err != nil {
+				return fmt.Errorf("events of %s: %w", u.Month, err)
+			}
+			if u.Spans, err = sp.consume(ctx, end, sessions, &u.Bytes); err != nil {
+				return fmt.Errorf("spans of %s: %w", u.Month, err)
+			}
+			u.Sessions = int64(len(sessions))
+			clear(sessions)
+			out = append(out, u)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("badgerevents: usage of app %s: %w", appID, err)
+	}
+	return out, nil
+}
+
+// rowCursor walks one table's rows of an app in time order.
+type rowCursor struct {
+	it      *badger.Iterator
+	hl      int // length of the rows' common head; the time follows it
+	session func(val []byte) (uuid.UUID, error)
+}
+
+func newRowCursor(txn *badger.Txn, prefix string, app uuid.UUID, from int64, session func([]byte) (uuid.UUID, error)) *rowCursor {
+	head := appendHead(nil, prefix, tagRow, app)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: true, PrefetchSize: 64})
+	seek := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
+	putTime(seek[len(head):], from)
+	it.Seek(seek)
+	return &rowCursor{it: it, hl: len(head), session: session}
+}
+
+func (c *rowCursor) close() { c.it.Close() }
+
+// peek returns the time of the current row, if there is one before hi.
+func (c *rowCursor) peek(hi int64) (int64, bool) {
+	if !c.it.Valid() {
+		return 0, false
+	}
+	k := c.it.Item().Key()
+	if len(k) < c.hl+8 {
+		return 0, false
+	}
+	ts := getTime(k[c.hl:])
+	return ts, ts < hi
+}
+
+// consume reads the rows before end: it counts them, adds their session ids to sessions (the
+// nil id is no session) and their sizes to bytes.
+func (c *rowCursor) consume(ctx context.Context, end int64, sessions map[uuid.UUID]struct{}, bytes *int64) (int64, error) {
+	var n int64
+	for ; c.it.Valid(); c.it.Next() {
+		if n&1023 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		item := c.it.Item()
+		k := item.Key()
+		if len(k) < c.hl+8 {
+			return n, errCorrupt
+		}
+		if getTime(k[c.hl:]) >= end {
+			break
+		}
+		if err := item.Value(func(v []byte) error {
+			sid, err := c.session(v)
+			if err != nil {
+				return err
+			}
+			if sid != uuid.Nil {
+				sessions[sid] = struct{}{}
+			}
+			*bytes += int64(len(k) + len(v))
+			return nil
+		}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
