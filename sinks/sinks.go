@@ -50,6 +50,20 @@ type EventStore interface {
 	Span(ctx context.Context, appID uuid.UUID, spanID string) (model.Span, error)
 	// Count returns how many distinct events and spans of the app are stored.
 	Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error)
+	// DeleteBefore removes the app's events whose timestamp, and spans whose start time, is
+	// before `before` (retention), compared in nanoseconds; rows at or after it and other apps'
+	// rows stay. It returns once the deletion is durable or, where the backend deletes
+	// asynchronously (ClickHouse mutations), once it is scheduled; reads (Event, Span, Count,
+	// Usage) stop showing the rows when it completes. Rows written after the call are not
+	// deleted by it. Calling it again, or with nothing to delete, is harmless.
+	DeleteBefore(ctx context.Context, appID uuid.UUID, before time.Time) error
+	// Usage counts, per UTC calendar month overlapping [from, to), the app's rows inside
+	// [from, to): distinct sessions (with an event or span in the month; the nil session id is
+	// no session), events, spans and stored bytes. A row stored twice (replay) counts once.
+	// Bytes is the rows' size as the backend measures it (each backend documents how): an
+	// approximation, not comparable across backends. Months without rows are left out; the
+	// result is ascending by month and empty when from is not before to.
+	Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) ([]model.MonthUsage, error)
 	// Ping reports whether the store can serve reads and writes now.
 	Ping(ctx context.Context) error
 	Close() error

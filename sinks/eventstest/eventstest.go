@@ -53,8 +53,8 @@ func Run(t *testing.T, open func(t *testing.T) sinks.EventStore) {
 	t.Run("NotFound", func(t *testing.T) { testNotFound(t, opened(t)) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, opened(t)) })
 	t.Run("LargeBatch", func(t *testing.T) { testLargeBatch(t, opened(t)) })
-	t.Run("DeleteBefore", func(t *testing.T) { testDeleteBefore(t, retainer(t, opened(t))) })
-	t.Run("Usage", func(t *testing.T) { testUsage(t, retainer(t, opened(t))) })
+	t.Run("DeleteBefore", func(t *testing.T) { testDeleteBefore(t, opened(t)) })
+	t.Run("Usage", func(t *testing.T) { testUsage(t, opened(t)) })
 }
 
 func ctx(t *testing.T) context.Context {

@@ -1,7 +1,6 @@
 package eventstest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -48,7 +47,7 @@ func countIs(t *testing.T, s sinks.EventStore, app uuid.UUID, events, spans int6
 	}
 }
 
-func testDeleteBefore(t *testing.T, s retentionStore) {
+func testDeleteBefore(t *testing.T, s sinks.EventStore) {
 	app, other, empty := uuid.New(), uuid.New(), uuid.New()
 	// An odd nanosecond cut: a backend that compares seconds or microseconds misplaces the
 	// rows just around it.
@@ -152,7 +151,7 @@ func testDeleteBefore(t *testing.T, s retentionStore) {
 	checkSpan(t, s, spans[0])
 }
 
-func testUsage(t *testing.T, s retentionStore) {
+func testUsage(t *testing.T, s sinks.EventStore) {
 	app, other := uuid.New(), uuid.New()
 	at := func(y int, m time.Month, d, h, min, sec, ns int) int64 {
 		return time.Date(y, m, d, h, min, sec, ns, time.UTC).UnixNano()
@@ -281,20 +280,4 @@ func testUsage(t *testing.T, s retentionStore) {
 	for _, c := range cases {
 		check(c.name, usage(c.app, c.from, c.to), c.want)
 	}
-}
-
-// retentionStore is sinks.EventStore with DeleteBefore and Usage, until sinks.go has them.
-type retentionStore interface {
-	sinks.EventStore
-	DeleteBefore(ctx context.Context, appID uuid.UUID, before time.Time) error
-	Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) ([]model.MonthUsage, error)
-}
-
-func retainer(t *testing.T, s sinks.EventStore) retentionStore {
-	t.Helper()
-	r, ok := s.(retentionStore)
-	if !ok {
-		t.Fatalf("%T has no DeleteBefore and Usage", s)
-	}
-	return r
 }
