@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,7 +92,7 @@ func sizeExpr(cols []col) (string, error) {
 			return "", fmt.Errorf("column %s: no size for values of type %T", c.name, c.values)
 		}
 	}
-	return fmt.Sprintf("toUInt64(%d + %s)", fixed, strings.Join(parts, " + ")), nil
+	return "toUInt64(" + strings.Join(append([]string{strconv.Itoa(fixed)}, parts...), " + ") + ")", nil
 }
 
 // usageQuery builds Usage's query. Each table's rows are first grouped by id, so a replayed
