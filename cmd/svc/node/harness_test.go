@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,31 @@ type testNode struct {
 	base   string
 	app    model.App
 	key    string
+	email  string // of the app's owner
 	client *http.Client
+
+	lastEmail string
+}
+
+// accessToken signs the user in through the admin API, as an operator would.
+func (tn *testNode) accessToken(t *testing.T, email string) string {
+	t.Helper()
+	tok, err := os.ReadFile(filepath.Join(tn.cfg.DataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+tn.AdminAddr()+"/admin/tokens", strings.NewReader(`{"email":"`+email+`"}`))
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	resp, err := tn.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || v["access_token"] == "" {
+		t.Fatalf("admin token: %d %v", resp.StatusCode, err)
+	}
+	return v["access_token"]
 }
 
 // startNode starts a node on free loopback ports. tweak may change the config first.
@@ -71,6 +96,7 @@ func startNode(t *testing.T, backend string, tweak func(*Config)) *testNode {
 	tn := &testNode{Node: n, base: "http://" + n.Addr(), client: &http.Client{Timeout: 60 * time.Second}}
 	// The node's public URL must be where it really listens, for upload URLs.
 	tn.app, tn.key = tn.newApp(t)
+	tn.email = tn.lastEmail
 	return tn
 }
 
@@ -80,6 +106,7 @@ func (tn *testNode) newApp(t *testing.T) (model.App, string) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	u := model.User{ID: uuid.New(), Name: "Ada", Email: uuid.NewString() + "@example.com", CreatedAt: now, UpdatedAt: now}
+	tn.lastEmail = u.Email
 	team := model.Team{ID: uuid.New(), Name: "Ada's team", CreatedAt: now, UpdatedAt: now}
 	if err := tn.Meta.CreateUser(ctx, u, team); err != nil {
 		t.Fatal(err)

@@ -27,9 +27,11 @@ import (
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/http/admin"
 	"github.com/svc-dev/svc/http/auth"
+	"github.com/svc-dev/svc/http/dashboard"
 	"github.com/svc-dev/svc/http/httpx"
 	"github.com/svc-dev/svc/http/ingest"
 	"github.com/svc-dev/svc/http/ops"
+	"github.com/svc-dev/svc/http/signin"
 	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
@@ -272,6 +274,18 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		r.Method(http.MethodPut, "/builds", &ingest.Builds{Meta: n.Meta, Blobs: n.Blobs, MaxMappingBytes: cfg.MaxMappingBytes, UploadTTL: cfg.UploadURLTTL})
 		r.Method(http.MethodGet, "/config", &ingest.Config{Meta: n.Meta})
 	})
+	providers := dashboard.Providers{}
+	if cfg.GitHubClientID != "" {
+		providers.GitHub = &signin.GitHub{ClientID: cfg.GitHubClientID, ClientSecret: cfg.GitHubClientSecret,
+			OAuthURL: cfg.GitHubOAuthURL, APIURL: cfg.GitHubAPIURL}
+	}
+	if cfg.OIDCClientID != "" {
+		providers.OIDC = &signin.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID}
+	}
+	(&dashboard.API{Meta: n.Meta, Events: n.Events, Tokens: tokens, SignIn: providers, Keys: n.Keys,
+		HTTPClient: &http.Client{Timeout: 15 * time.Second}, Log: log,
+		RatePerUser: cfg.RateLimitUser, RateSignInIP: cfg.RateLimitSignIn,
+		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://")}).Routes(pub)
 	pub.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
@@ -291,6 +305,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	n.public = &http.Server{Handler: pub, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
 	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	jctx, stopJanitor := context.WithCancel(context.Background())
+	janitorDone := make(chan struct{})
+	go func() { defer close(janitorDone); n.janitor(jctx, cfg.JanitorInterval) }()
+	n.closers = append(n.closers, func() error { stopJanitor(); <-janitorDone; return nil })
 	go func() { n.serveDone <- n.public.Serve(n.publicLn) }()
 	go func() { n.serveDone <- n.admin.Serve(n.adminLn) }()
 

@@ -1,0 +1,313 @@
+// Package dashboard serves the JSON API that signed-in users call: sign-in and sessions, teams,
+// members, invites, apps and their settings (spec/dashboard-api.md). Every failure is
+// `{"error": "..."}`; every route under /teams/{id} and /apps/{id} checks the caller's role in
+// the team first.
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/http/auth"
+	"github.com/svc-dev/svc/http/httpx"
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+)
+
+// Identity is who an identity provider says signed in.
+type Identity struct{ Email, Name string }
+
+// SignIn verifies a sign-in with an outside provider. ErrRejected-like failures are reported
+// through IsRejected.
+type SignIn interface {
+	// CodeHost exchanges a code of the code host's OAuth web flow.
+	CodeHost(ctx context.Context, code string) (Identity, error)
+	// IDP verifies an OpenID Connect ID token; nonce may be empty.
+	IDP(ctx context.Context, credential, nonce string) (Identity, error)
+	// IsRejected tells a refusal by the provider (400) from a failure to reach it (500).
+	IsRejected(err error) bool
+}
+
+// KeyCache is the ingest API's cache of app keys, dropped at once on rotation.
+type KeyCache interface{ Invalidate(appID uuid.UUID) }
+
+// API is the dashboard API.
+type API struct {
+	Meta       sinks.MetaStore
+	Events     sinks.EventStore
+	Tokens     *auth.Issuer
+	SignIn     SignIn
+	Keys       KeyCache
+	HTTPClient *http.Client // for the chat app's test message
+	Log        *slog.Logger
+	Now        func() time.Time
+
+	RatePerUser   int // requests per minute per signed-in user
+	RateSignInIP  int // requests per minute per client address on sign-in, refresh, invite validation
+	SecureCookies bool
+}
+
+func (a *API) now() time.Time {
+	if a.Now != nil {
+		return a.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+type ctxKey int
+
+const (
+	userKey ctxKey = iota
+	sessionKey
+	roleKey
+	teamKey
+	appKey
+)
+
+func userID(ctx context.Context) uuid.UUID  { v, _ := ctx.Value(userKey).(uuid.UUID); return v }
+func role(ctx context.Context) model.Role   { v, _ := ctx.Value(roleKey).(model.Role); return v }
+func teamOf(ctx context.Context) model.Team { v, _ := ctx.Value(teamKey).(model.Team); return v }
+func appOf(ctx context.Context) model.App   { v, _ := ctx.Value(appKey).(model.App); return v }
+
+// Routes mounts the dashboard API on r.
+func (a *API) Routes(r chi.Router) {
+	limited := func(n int, key httprate.KeyFunc) func(http.Handler) http.Handler {
+		return httprate.Limit(n, time.Minute, httprate.WithKeyFuncs(key),
+			httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+				httpx.Error(w, http.StatusTooManyRequests, "too many requests; retry after the time in Retry-After")
+			}))
+	}
+	byIP := limited(a.RateSignInIP, httprate.KeyByIP)
+	byUser := limited(a.RatePerUser, func(r *http.Request) (string, error) { return userID(r.Context()).String(), nil })
+
+	r.Route("/auth", func(r chi.Router) {
+		r.With(byIP).Post("/codehost", a.signInCodeHost)
+		r.With(byIP).Post("/idp", a.signInIDP)
+		r.With(byIP).Post("/validateInvite", a.validateInvite)
+		r.With(byIP).Post("/refresh", a.refresh)
+		r.With(byIP).Delete("/signout", a.signOut)
+		r.With(a.requireUser, byUser).Get("/session", a.session)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(a.requireUser, byUser)
+		r.Post("/teams", a.createTeam)
+		r.Get("/teams", a.listTeams)
+		r.Route("/teams/{teamID}", func(r chi.Router) {
+			r.Use(a.teamMember)
+			r.With(need(model.RoleOwner)).Patch("/rename", a.renameTeam)
+			r.Get("/apps", a.listApps)
+			r.Get("/apps/{appID}", a.getTeamApp)
+			r.With(need(model.RoleAdmin)).Post("/apps", a.createApp)
+			r.Get("/invites", a.listInvites)
+			r.Post("/invite", a.invite)
+			r.Patch("/invite/{inviteID}", a.updateInvite)
+			r.Delete("/invite/{inviteID}", a.deleteInvite)
+			r.Get("/members", a.listMembers)
+			r.With(need(model.RoleAdmin)).Delete("/members/{memberID}", a.removeMember)
+			r.With(need(model.RoleAdmin)).Patch("/members/{memberID}/role", a.changeRole)
+			r.Get("/authz", a.authz)
+			r.Get("/usage", a.usage)
+			r.Get("/chatapp", a.getChatApp)
+			r.With(need(model.RoleOwner)).Patch("/chatapp/status", a.setChatApp)
+			r.With(need(model.RoleOwner)).Post("/chatapp/test", a.testChatApp)
+		})
+		r.Route("/apps/{appID}", func(r chi.Router) {
+			r.Use(a.appMember)
+			r.With(need(model.RoleAdmin)).Patch("/rename", a.renameApp)
+			r.With(need(model.RoleAdmin)).Patch("/apiKey", a.rotateKey)
+			r.Get("/retention", a.getRetention)
+			r.With(need(model.RoleAdmin)).Patch("/retention", a.setRetention)
+			r.Get("/thresholdPrefs", a.getThresholds)
+			r.With(need(model.RoleAdmin)).Patch("/thresholdPrefs", a.setThresholds)
+			r.Get("/config", a.getConfig)
+			r.With(need(model.RoleAdmin)).Patch("/config", a.setConfig)
+			r.Post("/shortFilters", a.createShortFilter)
+		})
+	})
+}
+
+// bearer returns the token of the Authorization header, else of the named cookie.
+func bearer(r *http.Request, cookie string) string {
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(t)
+	}
+	if c, err := r.Cookie(cookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// requireUser admits a request with a valid access token of a session that is still active:
+// signing out ends the session's access tokens at once, not when they expire.
+func (a *API) requireUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := bearer(r, "access_token")
+		if tok == "" {
+			httpx.Error(w, http.StatusUnauthorized, "sign in first: send the access token as Authorization: Bearer <token> or the access_token cookie")
+			return
+		}
+		c, err := a.Tokens.ParseAccess(tok)
+		if err != nil {
+			httpx.Error(w, http.StatusUnauthorized, "access token invalid or expired; refresh it or sign in again")
+			return
+		}
+		s, err := a.Meta.AuthSession(r.Context(), c.SessionID)
+		if errors.Is(err, sinks.ErrNotFound) || (err == nil && (s.UserID != c.UserID || !a.now().Before(s.ExpiresAt))) {
+			httpx.Error(w, http.StatusUnauthorized, "the session has ended; sign in again")
+			return
+		}
+		if err != nil {
+			a.internal(w, "read session", err)
+			return
+		}
+		ctx := context.WithValue(r.Context(), userKey, c.UserID)
+		ctx = context.WithValue(ctx, sessionKey, c.SessionID)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func parseID(w http.ResponseWriter, r *http.Request, param, what string) (uuid.UUID, bool) {
+	v := chi.URLParam(r, param)
+	id, err := uuid.Parse(v)
+	if err != nil {
+		httpx.Error(w, http.StatusBadRequest, fmt.Sprintf("%s id %q is not a UUID", what, v))
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+// withRole puts the caller's role in the team into the context, or answers 403 for a
+// non-member.
+func (a *API) withRole(w http.ResponseWriter, r *http.Request, team uuid.UUID) (context.Context, bool) {
+	rl, err := a.Meta.Role(r.Context(), team, userID(r.Context()))
+	if errors.Is(err, sinks.ErrNotFound) {
+		httpx.Error(w, http.StatusForbidden, "you are not a member of this team")
+		return nil, false
+	}
+	if err != nil {
+		a.internal(w, "read role", err)
+		return nil, false
+	}
+	return context.WithValue(r.Context(), roleKey, rl), true
+}
+
+func (a *API) teamMember(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := parseID(w, r, "teamID", "team")
+		if !ok {
+			return
+		}
+		ctx, ok := a.withRole(w, r, id)
+		if !ok {
+			return
+		}
+		t, err := a.Meta.Team(ctx, id)
+		if err != nil {
+			a.internal(w, "read team", err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, teamKey, t)))
+	})
+}
+
+func (a *API) appMember(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := parseID(w, r, "appID", "app")
+		if !ok {
+			return
+		}
+		app, err := a.Meta.App(r.Context(), id)
+		if errors.Is(err, sinks.ErrNotFound) {
+			httpx.Error(w, http.StatusNotFound, fmt.Sprintf("app %s does not exist", id))
+			return
+		}
+		if err != nil {
+			a.internal(w, "read app", err)
+			return
+		}
+		ctx, ok := a.withRole(w, r, app.TeamID)
+		if !ok {
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, appKey, app)))
+	})
+}
+
+// need admits callers whose role ranks at least min.
+func need(min model.Role) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if role(r.Context()).Rank() < min.Rank() {
+				httpx.Error(w, http.StatusForbidden, fmt.Sprintf("this needs the %s role or higher; yours is %s", min, role(r.Context())))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// decode reads a JSON body of at most 64 KiB into v.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			httpx.Error(w, http.StatusBadRequest, "a JSON body is required")
+			return false
+		}
+		httpx.Error(w, http.StatusBadRequest, "malformed JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// internal answers 500 and logs the cause.
+func (a *API) internal(w http.ResponseWriter, what string, err error) {
+	if a.Log != nil {
+		a.Log.Error("dashboard", "op", what, "error", err.Error())
+	}
+	httpx.Error(w, http.StatusInternalServerError, what+": internal error")
+}
+
+// storeErr answers a store error with the status it means.
+func (a *API) storeErr(w http.ResponseWriter, what string, err error) {
+	switch {
+	case errors.Is(err, sinks.ErrNotFound):
+		httpx.Error(w, http.StatusNotFound, what+": not found")
+	case errors.Is(err, sinks.ErrLastOwner):
+		httpx.Error(w, http.StatusBadRequest, what+": a team must keep at least one owner")
+	case errors.Is(err, sinks.ErrInvalid):
+		httpx.Error(w, http.StatusBadRequest, what+": "+err.Error())
+	case errors.Is(err, sinks.ErrConflict):
+		httpx.Error(w, http.StatusConflict, what+": "+err.Error())
+	default:
+		a.internal(w, what, err)
+	}
+}
+
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// cleanName trims a name and checks its length.
+func cleanName(w http.ResponseWriter, name, what string) (string, bool) {
+	n := strings.TrimSpace(name)
+	if n == "" || len(n) > 256 {
+		httpx.Error(w, http.StatusBadRequest, what+" must be 1 to 256 characters")
+		return "", false
+	}
+	return n, true
+}

@@ -1,0 +1,275 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/http/auth"
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/badgerevents"
+	"github.com/svc-dev/svc/sinks/badgermeta"
+)
+
+// fixture is a dashboard API on embedded stores with a team of four members (one per role),
+// an outsider, an app, an invite and a chat app pointing at a webhook receiver.
+type fixture struct {
+	api     *API
+	srv     *httptest.Server
+	router  chi.Router
+	now     time.Time
+	team    model.Team
+	app     model.App
+	invite  model.Invite
+	users   map[string]model.User // by role name, plus "outsider"
+	tokens  map[string]string     // access tokens by the same names
+	webhook *httptest.Server
+	posts   chan string
+}
+
+var roles = []model.Role{model.RoleOwner, model.RoleAdmin, model.RoleDeveloper, model.RoleViewer}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	db, err := badgerdb.Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f := &fixture{now: time.Now().UTC(), users: map[string]model.User{}, tokens: map[string]string{}, posts: make(chan string, 10)}
+	f.webhook = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		f.posts <- string(b)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(f.webhook.Close)
+	f.api = &API{Meta: badgermeta.New(db), Events: badgerevents.New(db), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Tokens: &auth.Issuer{AccessSecret: []byte("access-secret-0123456789"), RefreshSecret: []byte("refresh-secret-0123456789"),
+			AccessTTL: 30 * time.Minute, RefreshTTL: 7 * 24 * time.Hour},
+		RatePerUser: 100000, RateSignInIP: 100000}
+	r := chi.NewRouter()
+	f.api.Routes(r)
+	f.router = r
+	f.srv = httptest.NewServer(r)
+	t.Cleanup(f.srv.Close)
+	ctx := context.Background()
+	for _, name := range []string{"owner", "admin", "developer", "viewer", "outsider"} {
+		u := model.User{ID: uuid.New(), Name: name, Email: name + "-" + uuid.NewString()[:8] + "@example.com", CreatedAt: f.now, UpdatedAt: f.now}
+		if err := f.api.Meta.CreateUser(ctx, u, model.Team{ID: uuid.New(), Name: name + "'s team", CreatedAt: f.now, UpdatedAt: f.now}); err != nil {
+			t.Fatal(err)
+		}
+		f.users[name] = u
+		f.tokens[name] = f.signIn(t, u.ID)
+	}
+	f.team = model.Team{ID: uuid.New(), Name: "shared", CreatedAt: f.now, UpdatedAt: f.now}
+	if err := f.api.Meta.CreateTeam(ctx, f.team, f.users["owner"].ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, rl := range roles[1:] {
+		if err := f.api.Meta.AddMember(ctx, model.Member{TeamID: f.team.ID, UserID: f.users[string(rl)].ID, Role: rl, CreatedAt: f.now, UpdatedAt: f.now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.app = model.App{ID: uuid.New(), TeamID: f.team.ID, Name: "app", RetentionDays: 30, CreatedAt: f.now, UpdatedAt: f.now}
+	if err := f.api.Meta.CreateApp(ctx, f.app, model.APIKey{AppID: f.app.ID, Key: model.NewAPIKey(), CreatedAt: f.now}); err != nil {
+		t.Fatal(err)
+	}
+	f.invite = model.Invite{ID: uuid.New(), TeamID: f.team.ID, Email: "new@example.com", Role: model.RoleViewer, InvitedBy: f.users["owner"].ID,
+		CreatedAt: f.now, UpdatedAt: f.now, ExpiresAt: f.now.Add(model.InviteTTL)}
+	if err := f.api.Meta.CreateInvites(ctx, []model.Invite{f.invite}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.Meta.SetChatApp(ctx, model.ChatApp{TeamID: f.team.ID, WebhookURL: f.webhook.URL, Enabled: true, UpdatedAt: f.now}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// signIn makes a session for a user and returns its access token.
+func (f *fixture) signIn(t *testing.T, user uuid.UUID) string {
+	t.Helper()
+	s := model.AuthSession{ID: uuid.New(), UserID: user, RefreshID: uuid.New(), CreatedAt: f.now}
+	p, err := f.api.Tokens.Issue(user, s.ID, s.RefreshID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ExpiresAt = p.RefreshExpiresAt
+	if err := f.api.Meta.CreateAuthSession(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return p.AccessToken
+}
+
+func (f *fixture) call(t *testing.T, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, f.srv.URL+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 400 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			t.Errorf("%s %s: %d without an {error} body: %s", method, path, resp.StatusCode, b)
+		}
+	}
+	return resp.StatusCode, b
+}
+
+// route is one row of the authorization matrix: the lowest role that may call it and a body
+// that makes the call succeed.
+type route struct {
+	min  model.Role
+	body func(f *fixture) any
+}
+
+var matrix = map[string]route{
+	"PATCH /teams/{teamID}/rename":                  {model.RoleOwner, func(*fixture) any { return map[string]string{"name": "renamed"} }},
+	"GET /teams/{teamID}/apps":                      {model.RoleViewer, nil},
+	"GET /teams/{teamID}/apps/{appID}":              {model.RoleViewer, nil},
+	"POST /teams/{teamID}/apps":                     {model.RoleAdmin, func(*fixture) any { return map[string]string{"name": "new app"} }},
+	"GET /teams/{teamID}/invites":                   {model.RoleViewer, nil},
+	"POST /teams/{teamID}/invite":                   {model.RoleViewer, func(*fixture) any { return []map[string]string{{"email": "x@example.com", "role": "viewer"}} }},
+	"PATCH /teams/{teamID}/invite/{inviteID}":       {model.RoleViewer, func(*fixture) any { return map[string]string{"role": "viewer"} }},
+	"DELETE /teams/{teamID}/invite/{inviteID}":      {model.RoleViewer, nil},
+	"GET /teams/{teamID}/members":                   {model.RoleViewer, nil},
+	"DELETE /teams/{teamID}/members/{memberID}":     {model.RoleAdmin, nil},
+	"PATCH /teams/{teamID}/members/{memberID}/role": {model.RoleAdmin, func(*fixture) any { return map[string]string{"role": "developer"} }},
+	"GET /teams/{teamID}/authz":                     {model.RoleViewer, nil},
+	"GET /teams/{teamID}/usage":                     {model.RoleViewer, nil},
+	"GET /teams/{teamID}/chatapp":                   {model.RoleViewer, nil},
+	"PATCH /teams/{teamID}/chatapp/status":          {model.RoleOwner, func(f *fixture) any { return map[string]any{"enabled": true, "webhook_url": f.webhook.URL} }},
+	"POST /teams/{teamID}/chatapp/test":             {model.RoleOwner, nil},
+	"PATCH /apps/{appID}/rename":                    {model.RoleAdmin, func(*fixture) any { return map[string]string{"name": "renamed"} }},
+	"PATCH /apps/{appID}/apiKey":                    {model.RoleAdmin, nil},
+	"GET /apps/{appID}/retention":                   {model.RoleViewer, nil},
+	"PATCH /apps/{appID}/retention":                 {model.RoleAdmin, func(*fixture) any { return map[string]int{"retention": 90} }},
+	"GET /apps/{appID}/thresholdPrefs":              {model.RoleViewer, nil},
+	"PATCH /apps/{appID}/thresholdPrefs":            {model.RoleAdmin, func(*fixture) any { return map[string]float64{"error_good_threshold": 97} }},
+	"GET /apps/{appID}/config":                      {model.RoleViewer, nil},
+	"PATCH /apps/{appID}/config":                    {model.RoleAdmin, func(*fixture) any { return map[string]float64{"trace_sampling_rate": 50} }},
+	"POST /apps/{appID}/shortFilters":               {model.RoleViewer, func(*fixture) any { return map[string]any{"filters": map[string]any{"versions": []string{"1.0"}}} }},
+}
+
+// fill puts the fixture's ids into a route pattern. Member routes target the viewer, whom every
+// role at or above admin may change.
+func (f *fixture) fill(pattern string) string {
+	return strings.NewReplacer("{teamID}", f.team.ID.String(), "{appID}", f.app.ID.String(),
+		"{inviteID}", f.invite.ID.String(), "{memberID}", f.users["viewer"].ID.String()).Replace(pattern)
+}
+
+// TestAuthorizationMatrix calls every /teams/… and /apps/… route of the router as each kind of
+// caller. The routes come from the router itself: a new route without a row here fails.
+func TestAuthorizationMatrix(t *testing.T) {
+	probe := newFixture(t)
+	var routes []string
+	err := chi.Walk(probe.router, func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if strings.HasPrefix(pattern, "/teams/{teamID}") || strings.HasPrefix(pattern, "/apps/{appID}") {
+			routes = append(routes, method+" "+strings.TrimSuffix(pattern, "/"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) < len(matrix) {
+		t.Fatalf("walk found %d routes, the matrix has %d", len(routes), len(matrix))
+	}
+	callers := []string{"none", "expired", "outsider", "viewer", "developer", "admin", "owner"}
+	for _, rt := range routes {
+		row, ok := matrix[rt]
+		if !ok {
+			t.Errorf("route %s has no row in the authorization matrix", rt)
+			continue
+		}
+		method, pattern, _ := strings.Cut(rt, " ")
+		for _, who := range callers {
+			t.Run(rt+"/"+who, func(t *testing.T) {
+				f := newFixture(t) // each call gets a fresh team: some routes change it
+				token := f.tokens[who]
+				switch who {
+				case "none":
+					token = ""
+				case "expired":
+					old := *f.api.Tokens
+					old.Now = func() time.Time { return f.now.Add(-2 * time.Hour) }
+					token = f.signInWith(t, &old, f.users["owner"].ID)
+				}
+				var body any
+				if row.body != nil {
+					body = row.body(f)
+				}
+				code, resp := f.call(t, method, f.fill(pattern), token, body)
+				var want string
+				switch {
+				case who == "none" || who == "expired":
+					want = "401"
+				case who == "outsider":
+					want = "403"
+				case model.Role(who).Rank() < row.min.Rank():
+					want = "403"
+				default:
+					want = "2xx"
+				}
+				got := "2xx"
+				if code/100 != 2 {
+					got = strconv.Itoa(code)
+				}
+				if got != want {
+					t.Fatalf("%s as %s: %d, want %s: %s", rt, who, code, want, resp)
+				}
+			})
+		}
+	}
+}
+
+// signInWith makes a session whose tokens come from another issuer (an expired clock).
+func (f *fixture) signInWith(t *testing.T, is *auth.Issuer, user uuid.UUID) string {
+	t.Helper()
+	s := model.AuthSession{ID: uuid.New(), UserID: user, RefreshID: uuid.New(), CreatedAt: f.now, ExpiresAt: f.now.Add(time.Hour)}
+	p, err := is.Issue(user, s.ID, s.RefreshID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.Meta.CreateAuthSession(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return p.AccessToken
+}
+
+func newRouter(a *API) chi.Router {
+	r := chi.NewRouter()
+	a.Routes(r)
+	return r
+}
+
+func newServer(t *testing.T, h http.Handler) *httptest.Server {
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
