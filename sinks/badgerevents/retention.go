@@ -47,35 +47,44 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 }
 
 // deleteBefore deletes one table's rows of app with time < cut, one bounded transaction at a
-// time; each resumes where the last stopped, so it never walks the tombstones it left.
+// time; each resumes where the last stopped, so it never walks the tombstones it left. A
+// transaction that conflicts with a writer of the same rows is retried with half as many rows
+// (and grows again after a commit), so deletion makes progress even against writers that keep touching the range (in practice
+// rare: retention cuts far behind what SDKs send).
 func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, cut int64) error {
 	head := appendHead(nil, prefix, tagRow, app)
 	bound := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
 	putTime(bound[len(head):], cut)
 	from := head
+	limit := int64(math.MaxInt64)
 	for {
 		var next []byte
+		var n int64
 		var err error
 		for attempt := 0; ; attempt++ {
 			if err = ctx.Err(); err != nil {
 				return err
 			}
-			next, err = s.tryDelete(prefix, app, head, from, bound)
+			next, n, err = s.tryDelete(prefix, app, head, from, bound, limit)
 			if !errors.Is(err, badger.ErrConflict) || attempt >= maxConflictRetries {
 				break
 			}
+			limit = max(n/2, 1)
 		}
 		if err != nil || next == nil {
 			return err
 		}
 		from = next
+		if limit < math.MaxInt64/2 {
+			limit *= 2 // the conflict may have passed: grow back
+		}
 	}
 }
 
 // tryDelete deletes, in one transaction, the rows from the key `from` up to (not including)
-// the key `bound`, as many as the transaction's limits allow. It returns the key to resume
-// from, or nil when it reached bound.
-func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte) ([]byte, error) {
+// the key `bound`: at most limit rows, and as many as the transaction's size limits allow. It
+// returns the key to resume from (nil when it reached bound) and how many rows it took.
+func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte, limit int64) ([]byte, int64, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	maxCount := s.db.MaxBatchCount()*9/10 - 1
@@ -95,7 +104,7 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		id := k[len(head)+8:]
 		ikLen := len(prefix) + 1 + 16 + len(id)
 		need := entrySize(len(k), 0) + entrySize(ikLen, 0)
-		if n > 0 && (count+2 > maxCount || size+need > maxSize) {
+		if n > 0 && (n >= limit || count+2 > maxCount || size+need > maxSize) {
 			next = append([]byte(nil), k...)
 			break
 		}
@@ -104,26 +113,26 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		keys = append(keys, k...)
 		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
 			it.Close()
-			return nil, err
+			return nil, n, err
 		}
 		start = len(keys)
 		keys = appendIdxKey(keys, prefix, app, id)
 		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
 			it.Close()
-			return nil, err
+			return nil, n, err
 		}
 	}
 	it.Close()
 	if n == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err := txn.Set(countKey(prefix, tagDel, app), binary.AppendUvarint(nil, uint64(n))); err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	if testHookBeforeDeleteCommit != nil {
 		testHookBeforeDeleteCommit()
 	}
-	return next, txn.Commit()
+	return next, n, txn.Commit()
 }
 
 // testHookBeforeDeleteCommit, when set by a test, runs between a deletion's reads and its

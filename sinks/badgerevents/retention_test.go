@@ -169,7 +169,7 @@ func TestDeleteBeforeRacesWriters(t *testing.T) {
 			defer writers.Done()
 			// The ids whose moved time crosses the cut, back and forth, in small batches.
 			lo, hi := len(events)/4, len(events)/2
-			for round := 0; round < 40; round++ {
+			for round := 0; round < 12; round++ {
 				src := events
 				if (w+round)%2 == 1 {
 					src = moved
