@@ -302,6 +302,17 @@ func ts(t time.Time) any {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
+// decodeName reads a {"name": …} body and checks the name.
+func decodeName(w http.ResponseWriter, r *http.Request, what string) (string, bool) {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if !decode(w, r, &req) {
+		return "", false
+	}
+	return cleanName(w, req.Name, what)
+}
+
 // cleanName trims a name and checks its length.
 func cleanName(w http.ResponseWriter, name, what string) (string, bool) {
 	n := strings.TrimSpace(name)

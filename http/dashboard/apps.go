@@ -13,13 +13,7 @@ import (
 )
 
 func (a *API) renameApp(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name string `json:"name"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	name, ok := cleanName(w, req.Name, "app name")
+	name, ok := decodeName(w, r, "app name")
 	if !ok {
 		return
 	}
@@ -29,12 +23,7 @@ func (a *API) renameApp(w http.ResponseWriter, r *http.Request) {
 		a.storeErr(w, "rename app", err)
 		return
 	}
-	m, err := a.appJSON(r.Context(), app)
-	if err != nil {
-		a.internal(w, "read API key", err)
-		return
-	}
-	httpx.JSON(w, http.StatusOK, m)
+	a.writeApp(w, r, http.StatusOK, app)
 }
 
 // rotateKey makes a new API key and revokes every earlier one; ingest refuses them at once.

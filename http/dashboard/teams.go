@@ -28,13 +28,7 @@ func teamJSON(t model.Team, r model.Role) map[string]any {
 }
 
 func (a *API) createTeam(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name string `json:"name"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	name, ok := cleanName(w, req.Name, "team name")
+	name, ok := decodeName(w, r, "team name")
 	if !ok {
 		return
 	}
@@ -61,13 +55,7 @@ func (a *API) listTeams(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) renameTeam(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name string `json:"name"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	name, ok := cleanName(w, req.Name, "team name")
+	name, ok := decodeName(w, r, "team name")
 	if !ok {
 		return
 	}
@@ -93,6 +81,16 @@ func (a *API) appJSON(ctx context.Context, app model.App) (map[string]any, error
 		m["api_key"] = keyJSON(k)
 	}
 	return m, nil
+}
+
+// writeApp answers with an app and its active key.
+func (a *API) writeApp(w http.ResponseWriter, r *http.Request, status int, app model.App) {
+	m, err := a.appJSON(r.Context(), app)
+	if err != nil {
+		a.internal(w, "read API key", err)
+		return
+	}
+	httpx.JSON(w, status, m)
 }
 
 func keyJSON(k model.APIKey) map[string]any {
@@ -131,22 +129,11 @@ func (a *API) getTeamApp(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, "read app", err)
 		return
 	}
-	m, err := a.appJSON(r.Context(), app)
-	if err != nil {
-		a.internal(w, "read API key", err)
-		return
-	}
-	httpx.JSON(w, http.StatusOK, m)
+	a.writeApp(w, r, http.StatusOK, app)
 }
 
 func (a *API) createApp(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name string `json:"name"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	name, ok := cleanName(w, req.Name, "app name")
+	name, ok := decodeName(w, r, "app name")
 	if !ok {
 		return
 	}
@@ -157,12 +144,7 @@ func (a *API) createApp(w http.ResponseWriter, r *http.Request) {
 		a.storeErr(w, "create app", err)
 		return
 	}
-	m, err := a.appJSON(r.Context(), app)
-	if err != nil {
-		a.internal(w, "read API key", err)
-		return
-	}
-	httpx.JSON(w, http.StatusCreated, m)
+	a.writeApp(w, r, http.StatusCreated, app)
 }
 
 func (a *API) inviteJSON(i model.Invite) map[string]any {
