@@ -137,14 +137,17 @@ func Run(ctx context.Context, cfg Config, live *Live) (Summary, error) {
 	return summarize(cfg, stats, time.Since(start)), nil
 }
 
-// sleepUntil waits for t; false when the deadline or ctx comes first.
+// sleepUntil waits for t; false when the deadline or ctx comes first. A t at or past the
+// deadline waits for the deadline itself, so a paced run lasts its whole duration and its rates
+// are measured over it.
 func sleepUntil(ctx context.Context, t, deadline time.Time) bool {
+	ok := true
 	if !deadline.IsZero() && !t.Before(deadline) {
-		return false
+		t, ok = deadline, false
 	}
 	d := time.Until(t)
 	if d <= 0 {
-		return ctx.Err() == nil
+		return ok && ctx.Err() == nil
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -152,7 +155,7 @@ func sleepUntil(ctx context.Context, t, deadline time.Time) bool {
 	case <-ctx.Done():
 		return false
 	case <-timer.C:
-		return true
+		return ok
 	}
 }
 
