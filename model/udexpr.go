@@ -532,7 +532,7 @@ func asciiFoldIndex(s, sub string) int {
 // MarshalJSON writes the expression in its canonical form: the tree as parsed, with values as
 // their canonical text in JSON strings. Equal filters give equal text (short filter codes rely
 // on that), and ParseUDExpr reads it back to an equal tree.
-func (x *UDExpr) MarshalJSON() ([]byte, error) {
+func (x UDExpr) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil), nil
 }
 
