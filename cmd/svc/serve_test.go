@@ -265,6 +265,11 @@ func TestServeEmbedded(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if resp, err := http.Get("http://" + p.admin + "/debug/pprof/heap"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("heap profile on the admin listener: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	for _, want := range []string{`svc_http_requests_total{code="200",listener="public",method="GET",route="/readyz"}`, "go_goroutines", "process_resident_memory_bytes"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -296,6 +296,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	adm := chi.NewRouter()
 	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log))
 	adm.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Profiles for operators and `make bench`; the admin listener is loopback-only by default.
+	adm.Mount("/debug", middleware.Profiler())
 	adm.Get("/healthz", ops.Healthz)
 	(&admin.API{Token: adminToken, Meta: n.Meta, Tokens: tokens, Actors: n.Dir}).Routes(adm)
 	adm.NotFound(func(w http.ResponseWriter, r *http.Request) {
