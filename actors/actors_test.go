@@ -21,6 +21,10 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func newDir(t *testing.T, idle time.Duration) (*System, *LocalDirectory, Snapshots) {
+	return newDirB(t, idle)
+}
+
+func newDirB(t testing.TB, idle time.Duration) (*System, *LocalDirectory, Snapshots) {
 	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), quiet)
 	if err != nil {
