@@ -4,7 +4,7 @@ BIN     := bin/svc
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test stack bench generate deps vet clean
+.PHONY: build run test stack bench bench-quick bench-go generate deps vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/svc
@@ -29,8 +29,17 @@ vet:
 stack: build deps
 	$(GO) run ./cmd/testenv -serve -only clickhouse,postgres -- ./$(BIN) serve
 
-## bench: benchmarks (results and the command go to docs/benchmarks.md)
+## bench: ingest, memory and profiles of this machine in one go; the table goes to docs/benchmarks.md
+## (BENCH_FLAGS=-seconds=10 for shorter loadgen runs; profiles in bench-out/)
 bench: deps
+	$(GO) run ./cmd/testenv -serve -only clickhouse,postgres -- $(GO) run ./cmd/bench $(BENCH_FLAGS)
+
+## bench-quick: make bench with 10 s loadgen runs
+bench-quick:
+	$(MAKE) bench BENCH_FLAGS=-seconds=10
+
+## bench-go: every go test benchmark of the repository, with throwaway servers
+bench-go: deps
 	$(GO) run ./cmd/testenv -- $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 
 ## generate: protobuf code for actor messages (committed; a test fails when stale)

@@ -1,0 +1,408 @@
+// Command bench measures svc on this machine in one go and writes the table to
+// docs/benchmarks.md (issue 4): (a) decode + validate of the fixture corpus in-process, (b)
+// end-to-end ingest into the embedded store with loadgen, flat out and at half that rate, with CPU
+// and heap profiles of the node, (c) the same with ClickHouse + PostgreSQL when testenv set
+// SVC_CLICKHOUSE_DSN / SVC_POSTGRES_DSN, (d) dashboard query latency (not measurable yet), (e) heap
+// per live session actor. `make bench` runs it under testenv:
+//
+//	go run ./cmd/testenv -serve -only clickhouse,postgres -- go run ./cmd/bench [-seconds 30]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+type config struct {
+	seconds     int
+	decodeSec   float64
+	concurrency int
+	doc         string
+	write       bool
+	skipMemory  bool
+}
+
+func run() int {
+	var c config
+	flag.IntVar(&c.seconds, "seconds", 30, "length of each loadgen run")
+	flag.Float64Var(&c.decodeSec, "decode-seconds", 5, "length of the in-process decode measurement")
+	flag.IntVar(&c.concurrency, "concurrency", 8, "loadgen workers")
+	flag.StringVar(&c.doc, "doc", "docs/benchmarks.md", "file whose generated section gets the table (relative to the repository)")
+	flag.BoolVar(&c.write, "write", true, "write the table into -doc")
+	flag.BoolVar(&c.skipMemory, "skip-memory", false, "do not run the session actor memory benchmark")
+	flag.Parse()
+	if c.seconds < 2 {
+		fmt.Fprintln(os.Stderr, "bench: -seconds must be at least 2 (the CPU profile starts 1 s into the run)")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := bench(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// results holds every figure of one run.
+type results struct {
+	decodeItems   int64
+	decodeWall    time.Duration
+	decodeCPU     time.Duration
+	embedded      *e2e
+	production    *e2e
+	productionWhy string
+	actorMem      map[int]float64
+	pprofTop      string
+}
+
+// e2e is one store's end-to-end result: flat out, then at half its request rate.
+type e2e struct {
+	full, half summary
+}
+
+// summary is the part of loadgen's -json output the table uses.
+type summary struct {
+	Requests      int64            `json:"requests"`
+	Failed        int64            `json:"failed"`
+	Items         int64            `json:"items"`
+	ItemsPerSec   float64          `json:"items_per_s"`
+	BatchesPerSec float64          `json:"batches_per_s"`
+	Latency       latency          `json:"latency_ms"`
+	BySize        []sizeLatency    `json:"latency_by_size"`
+	Status        map[string]int64 `json:"status"`
+}
+
+type latency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+type sizeLatency struct {
+	Items    string  `json:"items"`
+	Requests int     `json:"requests"`
+	Latency  latency `json:"latency_ms"`
+}
+
+func bench(ctx context.Context, c config) error {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(root, "bench-out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	// Profiles and scratch data stay out of git without touching the repository's .gitignore.
+	if err := os.WriteFile(filepath.Join(out, ".gitignore"), []byte("*\n"), 0o644); err != nil {
+		return err
+	}
+	var r results
+
+	step("(a) decode + validate of the fixture corpus, in-process")
+	fixtures := filepath.Join(root, "..", "shared", "fixtures", "measure")
+	if r.decodeItems, r.decodeWall, r.decodeCPU, err = decodeRate(fixtures, time.Duration(c.decodeSec*float64(time.Second))); err != nil {
+		return err
+	}
+	fmt.Printf("%s items in %.1f s wall, %.1f CPU-s: %s items per CPU-second\n", thousands(float64(r.decodeItems)),
+		r.decodeWall.Seconds(), r.decodeCPU.Seconds(), thousands(perCPU(r)))
+
+	step("building bin/svc and bin/loadgen")
+	svcBin, lgBin := filepath.Join(root, "bin", "svc"), filepath.Join(root, "bin", "loadgen")
+	if _, err := output(ctx, root, os.Environ(), "go", "build", "-o", svcBin, "./cmd/svc"); err != nil {
+		return err
+	}
+	if _, err := output(ctx, root, os.Environ(), "go", "build", "-o", lgBin, "./cmd/loadgen"); err != nil {
+		return err
+	}
+
+	step("(b) end to end, embedded store")
+	if r.embedded, err = endToEnd(ctx, c, root, svcBin, lgBin, out, "embedded", nil); err != nil {
+		return err
+	}
+	cpuProf := filepath.Join(out, "embedded-cpu.pprof")
+	top, err := output(ctx, root, os.Environ(), "go", "tool", "pprof", "-top", "-nodecount=15", svcBin, cpuProf)
+	if err != nil {
+		return err
+	}
+	r.pprofTop = strings.TrimSpace(string(top))
+	fmt.Println(r.pprofTop)
+
+	chDSN, pgDSN := os.Getenv("SVC_CLICKHOUSE_DSN"), os.Getenv("SVC_POSTGRES_DSN")
+	chVersion := "not used"
+	if chDSN == "" || pgDSN == "" {
+		r.productionWhy = "skipped: run under make bench"
+		step("(c) ClickHouse + PostgreSQL: " + r.productionWhy)
+	} else {
+		step("(c) end to end, ClickHouse + PostgreSQL")
+		chVersion = clickhouseVersion(ctx, chDSN)
+		if r.production, err = endToEnd(ctx, c, root, svcBin, lgBin, out, "production",
+			[]string{"SVC_CLICKHOUSE_DSN=" + chDSN, "SVC_POSTGRES_DSN=" + pgDSN}); err != nil {
+			return err
+		}
+	}
+
+	step("(d) dashboard query latency: not measured, needs the issue-3 endpoints")
+
+	if !c.skipMemory {
+		step("(e) heap per live session actor")
+		b, err := output(ctx, root, os.Environ(), "go", "test", "-run", "^$", "-bench", "BenchmarkSessionActorMemory",
+			"-benchtime", "1x", "-count=1", "./actors/")
+		fmt.Print(string(b))
+		if err != nil {
+			return err
+		}
+		if r.actorMem, err = ParseActorMemory(string(b)); err != nil {
+			return err
+		}
+	}
+
+	rows := buildRows(r)
+	table := Table(rows)
+	fmt.Println()
+	fmt.Print(table)
+	if !c.write {
+		return nil
+	}
+	cmdline := "make bench"
+	if len(os.Args) > 1 {
+		cmdline += " BENCH_FLAGS='" + strings.Join(os.Args[1:], " ") + "'"
+	}
+	section := docSection(machine(ctx, chVersion), cmdline, c, table, r.pprofTop)
+	path := filepath.Join(root, c.doc)
+	doc, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	next, err := ReplaceSection(string(doc), section)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(next), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("wrote", path)
+	return nil
+}
+
+func step(s string) { fmt.Printf("\n== %s\n", s) }
+
+func perCPU(r results) float64 {
+	if r.decodeCPU <= 0 {
+		return 0
+	}
+	return float64(r.decodeItems) / r.decodeCPU.Seconds()
+}
+
+// decodeRate decodes and validates every fixture body round-robin for d and returns the items
+// done, the wall time and the process's CPU time over it (GC included): on a shared machine CPU
+// time, not wall, says what one core does.
+func decodeRate(dir string, d time.Duration) (items int64, wall, cpu time.Duration, err error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "batch_*.json"))
+	if err != nil || len(paths) == 0 {
+		return 0, 0, 0, fmt.Errorf("no batch_*.json in %s (%v)", dir, err)
+	}
+	bodies := make([][]byte, len(paths))
+	counts := make([]int64, len(paths))
+	app := uuid.New()
+	for i, p := range paths {
+		if bodies[i], err = os.ReadFile(p); err != nil {
+			return 0, 0, 0, err
+		}
+		b, err := model.DecodeBatch(bodies[i], app, false)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("%s: %w", filepath.Base(p), err)
+		}
+		counts[i] = int64(len(b.Events) + len(b.Spans))
+	}
+	runtime.GC()
+	cpu0, start := cpuTime(), time.Now()
+	for time.Since(start) < d {
+		for i, body := range bodies {
+			if _, err := model.DecodeBatch(body, app, false); err != nil {
+				return 0, 0, 0, err
+			}
+			items += counts[i]
+		}
+	}
+	return items, time.Since(start), cpuTime() - cpu0, nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// endToEnd starts a fresh node, creates a user and an app, runs loadgen flat out (taking CPU and
+// heap profiles of the node meanwhile), then at half the measured request rate, and stops the
+// node.
+func endToEnd(ctx context.Context, c config, root, svcBin, lgBin, out, label string, storeEnv []string) (*e2e, error) {
+	dataDir, err := os.MkdirTemp("", "svc-bench-"+label+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dataDir)
+	n, err := startNode(ctx, root, svcBin, dataDir, storeEnv)
+	if err != nil {
+		return nil, err
+	}
+	defer n.stop()
+	fmt.Printf("node on %s (admin %s), data in %s\n", n.addr, n.admin, dataDir)
+
+	admin := func(args ...string) (map[string]string, error) {
+		b, err := output(ctx, root, baseEnv(), svcBin, append([]string{"admin", "--admin-addr", n.admin, "--data-dir", dataDir}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		return m, json.Unmarshal(b, &m)
+	}
+	u, err := admin("create-user", "--email", "bench@example.com", "--name", "Bench")
+	if err != nil {
+		return nil, err
+	}
+	a, err := admin("create-app", "--team", u["own_team_id"], "--name", "Bench")
+	if err != nil {
+		return nil, err
+	}
+
+	loadgen := func(rate float64) (summary, error) {
+		args := []string{"-url", "http://" + n.addr, "-key", a["api_key"], "-concurrency", strconv.Itoa(c.concurrency),
+			"-duration", strconv.Itoa(c.seconds) + "s", "-json", "-progress", "0"}
+		if rate > 0 {
+			args = append(args, "-rate", strconv.FormatFloat(rate, 'f', 1, 64))
+		}
+		b, runErr := output(ctx, root, baseEnv(), lgBin, args...)
+		var s summary
+		if err := json.Unmarshal(b, &s); err != nil {
+			return s, fmt.Errorf("loadgen summary: %v (run: %v)", err, runErr)
+		}
+		if runErr != nil { // failures are reported in the table, not fatal
+			fmt.Fprintf(os.Stderr, "bench: loadgen: %v\n", runErr)
+		}
+		fmt.Printf("%s items/s, %.1f batches/s, p50 %.1f p90 %.1f p99 %.1f ms, %d failed, status %v\n",
+			thousands(s.ItemsPerSec), s.BatchesPerSec, s.Latency.P50, s.Latency.P90, s.Latency.P99, s.Failed, s.Status)
+		return s, nil
+	}
+
+	// Profiles: the CPU one over 10 s (less in a shorter run) from 1 s into the flat-out run, the
+	// heap one after it.
+	profSec := min(10, c.seconds-1)
+	profErr := make(chan error, 1)
+	go func() { // ends when both fetches have (each bounded by the client's timeout)
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			profErr <- ctx.Err()
+			return
+		}
+		err := fetch(ctx, "http://"+n.admin+"/debug/pprof/profile?seconds="+strconv.Itoa(profSec), filepath.Join(out, label+"-cpu.pprof"))
+		if err == nil {
+			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/heap", filepath.Join(out, label+"-heap.pprof"))
+		}
+		profErr <- err
+	}()
+	var e e2e
+	fmt.Printf("flat out, %d s, %d workers\n", c.seconds, c.concurrency)
+	if e.full, err = loadgen(0); err != nil {
+		<-profErr
+		return nil, err
+	}
+	if err := <-profErr; err != nil {
+		return nil, fmt.Errorf("profiles: %w", err)
+	}
+	fmt.Printf("profiles in %s/%s-{cpu,heap}.pprof\n", out, label)
+	half := e.full.BatchesPerSec / 2
+	if half < 1 {
+		half = 1
+	}
+	fmt.Printf("half rate, %.1f requests/s\n", half)
+	if e.half, err = loadgen(half); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+func fetch(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func clickhouseVersion(ctx context.Context, dsn string) string {
+	opts, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	opts.ReadTimeout = 10 * time.Second
+	db := clickhouse.OpenDB(opts)
+	defer db.Close()
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return v
+}
+
+// machine describes where the run happened, for the doc.
+func machine(ctx context.Context, chVersion string) string {
+	mem := "unknown"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseFloat(f[1], 64); err == nil {
+					mem = fmt.Sprintf("%.1f GiB", kb/(1<<20))
+				}
+			}
+		}
+	}
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = ", load average at the end " + strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return fmt.Sprintf("Run %s on %d cores (nproc), %s memory, %s %s/%s, ClickHouse %s%s.",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), mem, runtime.Version(), runtime.GOOS, runtime.GOARCH, chVersion, load)
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// command runs in its own process group, so stopping it also stops what it started (go run's
+// child, go test's test binary); ctx's end (Ctrl-C) sends the group SIGTERM, then SIGKILL.
+func command(ctx context.Context, dir string, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	return cmd
+}
+
+// output runs a command to its end and returns its stdout; stderr goes to ours.
+func output(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
+	cmd := command(ctx, dir, env, name, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// node is a running `svc serve`.
+type node struct {
+	cmd         *exec.Cmd
+	addr, admin string
+	dataDir     string
+	exited      chan struct{}
+}
+
+var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\S+)\)`)
+
+// startNode starts svc serve on free loopback ports with a fresh data directory and waits for
+// its "listening" line. extra holds the environment's store settings (empty = embedded).
+func startNode(ctx context.Context, root, svcBin, dataDir string, extra []string) (*node, error) {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dataDir,
+		"--ingest-rate-limit", "100000000", "--log-level", "warn"}
+	cmd := command(ctx, root, append(baseEnv(), extra...), svcBin, args...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	n := &node{cmd: cmd, dataDir: dataDir, exited: make(chan struct{})}
+	lines := make(chan string, 1)
+	go func() { // ends when the process closes stdout
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { _ = cmd.Wait(); close(n.exited) }()
+	select {
+	case l := <-lines:
+		m := listenLine.FindStringSubmatch(l)
+		if m == nil {
+			n.stop()
+			return nil, fmt.Errorf("svc serve: unexpected first line %q", l)
+		}
+		n.addr, n.admin = m[1], m[2]
+		return n, nil
+	case <-n.exited:
+		return nil, errors.New("svc serve exited at start")
+	case <-time.After(2 * time.Minute):
+		n.stop()
+		return nil, errors.New("svc serve did not start in 2 minutes")
+	}
+}
+
+// stop sends the node's group SIGTERM and, after 30 s, SIGKILL; it returns once the node is gone.
+func (n *node) stop() {
+	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+		<-n.exited
+	}
+}
+
+// baseEnv is our environment without svc's own settings, so the embedded node does not pick up
+// the ClickHouse and Postgres of testenv; the production run adds them back explicitly.
+func baseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SVC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// repoRoot is the directory holding go.mod, at or above the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
