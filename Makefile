@@ -17,9 +17,10 @@ run: build
 deps:
 	bash deploy/local/install-deps.sh
 
-## test: every test, with throwaway ClickHouse, PostgreSQL and S3 servers on free local ports
+## test: every test (-v, so each conformance subtest names its backend), with throwaway
+## ClickHouse, PostgreSQL and S3 servers on free local ports
 test: deps vet
-	$(GO) run ./cmd/testenv -- $(GO) test -count=1 -timeout 45m ./...
+	$(GO) run ./cmd/testenv -- $(GO) test -count=1 -timeout 45m -v ./...
 
 vet:
 	$(GO) vet ./...
