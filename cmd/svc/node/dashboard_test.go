@@ -91,3 +91,23 @@ func TestExpiredSessionsCleanedUp(t *testing.T) {
 		t.Fatalf("the janitor left %d expired sessions (%v)", n, err)
 	}
 }
+
+// TestConfigPatchChangesETag: a PATCH of the app's SDK configuration on the dashboard is what
+// GET /config serves next, under a new ETag.
+func TestConfigPatchChangesETag(t *testing.T) {
+	tn := startNode(t, "embedded", nil)
+	first := tn.do(t, http.MethodGet, "/config", tn.key, nil, nil)
+	etag := first.header.Get("ETag")
+	token := tn.accessToken(t, tn.email)
+	r := tn.do(t, http.MethodPatch, "/apps/"+tn.app.ID.String()+"/config", token, nil, strings.NewReader(`{"trace_sampling_rate": 10}`))
+	if r.status != 200 {
+		t.Fatalf("patch: %d %s", r.status, r.body)
+	}
+	if r := tn.do(t, http.MethodPatch, "/apps/"+tn.app.ID.String()+"/config", token, nil, strings.NewReader(`{"cpu_usage_interval": 0}`)); r.status != 400 {
+		t.Fatalf("out of bounds: %d %s", r.status, r.body)
+	}
+	next := tn.do(t, http.MethodGet, "/config", tn.key, map[string]string{"If-None-Match": etag}, nil)
+	if next.status != 200 || next.header.Get("ETag") == etag || !strings.Contains(string(next.body), `"trace_sampling_rate":10`) {
+		t.Fatalf("after patch: %d %v %s", next.status, next.header, next.body)
+	}
+}
