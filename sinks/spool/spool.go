@@ -269,9 +269,10 @@ func (s *Spool) writer() {
 	}
 }
 
+// writeBatch writes and syncs one group. nextSeq, active, activeSg and writeBuf belong to the
+// writer goroutine, so the write and the fdatasync run without mu: Ack and PendingBytes, which
+// every request and the flusher call, never wait for a disk sync.
 func (s *Spool) writeBatch(batch []appendReq) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	buf := s.writeBuf[:0]
 	first := s.nextSeq
 	for _, r := range batch {
@@ -298,6 +299,8 @@ func (s *Spool) writeBatch(batch []appendReq) error {
 	if err := unix.Fdatasync(int(s.active.Fd())); err != nil {
 		return fmt.Errorf("spool: fdatasync: %w", err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	sg := s.activeSg
 	sg.size += int64(len(buf))
 	sg.last = s.nextSeq - 1
