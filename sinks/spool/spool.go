@@ -108,6 +108,11 @@ func Open(dir string, opts Options) (*Spool, []Record, error) {
 	}
 	s := &Spool{dir: dir, opts: opts, nextSeq: 1,
 		reqs: make(chan appendReq, opts.MaxBatch), stopped: make(chan struct{})}
+	if b, err := os.ReadFile(filepath.Join(dir, seqFile)); err == nil {
+		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			s.nextSeq = max(s.nextSeq, n)
+		}
+	}
 	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list spool: %w", err)
@@ -124,6 +129,8 @@ func Open(dir string, opts Options) (*Spool, []Record, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// A segment's name is a floor for the sequence even when it holds nothing.
+		s.nextSeq = max(s.nextSeq, first)
 		if len(got) == 0 {
 			if err := os.Remove(name); err != nil {
 				return nil, nil, fmt.Errorf("spool: remove empty segment: %w", err)
@@ -381,11 +388,43 @@ func (s *Spool) Close() error {
 		s.active = nil
 	}
 	// Everything acknowledged (a clean shutdown after the last flush): nothing needs replay.
+	// The next sequence number is kept first, so sequence numbers never repeat across restarts
+	// (whoever remembers the last record it applied can skip replayed ones by number).
 	if err == nil && s.pending == 0 {
+		if werr := writeFileSync(filepath.Join(s.dir, seqFile), []byte(strconv.FormatUint(s.nextSeq, 10)+"\n")); werr != nil {
+			return werr
+		}
 		for _, sg := range s.segs {
 			_ = os.Remove(sg.path)
 		}
 		s.segs = nil
 	}
 	return err
+}
+
+// seqFile keeps the next sequence number while no segment exists.
+const seqFile = "next.seq"
+
+// writeFileSync replaces path with data durably: temp file, fsync, rename, fsync of the directory.
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("spool: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("spool: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return syncDir(filepath.Dir(path))
 }
