@@ -18,6 +18,9 @@ type Event struct {
 	UserDefined   []UDAttr // sorted by key
 	Attachments   []Attachment
 	Payload       []byte // compact JSON object of the kind member; nil when the kind has none
+	// Facts are derived from the event once at ingest (DeriveFacts) and stored with it, so that
+	// analytics aggregate over them instead of parsing payloads.
+	Facts EventFacts
 }
 
 // Span is one SDK span as svc keeps it.
