@@ -83,13 +83,16 @@ func (in *Ingest) CheckSessions(ctx context.Context, app uuid.UUID, events []mod
 func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.Span, seq uint64, bodyLen int) {
 	appID := app.String()
 	summary := &actorpb.AppBatch{Events: uint32(len(events)), Spans: uint32(len(spans)), Types: map[string]uint32{}}
+	// The derived facts are computed here, once per event, and travel with the events to the
+	// flusher and the stores; the session facts below are read from them.
+	for i := range events {
+		events[i].Facts = model.DeriveFacts(&events[i])
+	}
 	for _, s := range groupSessions(events) {
 		msg := &actorpb.SessionEvents{AppId: app[:], Events: make([]*actorpb.SessionEvent, 0, len(s.idx))}
 		for _, i := range s.idx {
 			e := &events[i]
-			f := model.FactsOf(e)
-			msg.Events = append(msg.Events, &actorpb.SessionEvent{Timestamp: e.Timestamp, Type: e.Type,
-				Screen: f.Screen, Fatal: f.Fatal, Anr: f.ANR, Foreground: f.Foreground})
+			msg.Events = append(msg.Events, sessionEvent(e))
 		}
 		slices.SortStableFunc(msg.Events, func(a, b *actorpb.SessionEvent) int {
 			switch {
@@ -114,6 +117,17 @@ func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.
 	}
 	in.Dir.Tell(KindApp, appID, summary)
 	in.Root.Send(in.Flusher, &FlushItem{Events: events, Spans: spans, Seq: seq, BodyLen: bodyLen})
+}
+
+// sessionEvent is what a session actor is told of e, from its derived facts: only a foreground
+// change (lifecycle_app, a small payload) still needs a parse of its own.
+func sessionEvent(e *model.Event) *actorpb.SessionEvent {
+	se := &actorpb.SessionEvent{Timestamp: e.Timestamp, Type: e.Type, Screen: e.Facts.Screen,
+		Fatal: e.Facts.Fatal && e.Type == "exception", Anr: e.Type == "anr"}
+	if e.Type == "lifecycle_app" {
+		se.Foreground = model.FactsOf(e).Foreground
+	}
+	return se
 }
 
 func widen(first, last, t int64) (int64, int64) {

@@ -120,3 +120,38 @@ func TestDeriveFactsForeground(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIngestFacts compares the per-event parsing on the ingest path over the whole batch
+// corpus: before, FactsOf on every event (session facts only); now, DeriveFacts on every event
+// plus FactsOf on lifecycle_app (what actors.Ingest.Distribute does).
+func BenchmarkIngestFacts(b *testing.B) {
+	var events []Event
+	for _, body := range fixtureBatches(b) {
+		bt, err := DecodeBatch(body, testApp, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = append(events, bt.Events...)
+	}
+	b.Run("FactsOf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range events {
+				_ = FactsOf(&events[i])
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+	})
+	b.Run("DeriveFacts", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range events {
+				events[i].Facts = DeriveFacts(&events[i])
+				if events[i].Type == "lifecycle_app" {
+					_ = FactsOf(&events[i])
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+	})
+}
