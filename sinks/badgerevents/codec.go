@@ -21,11 +21,25 @@ import (
 // Layout 2 appends to layout 1's fields: Attributes.Extra after SessionStartTime, and each
 // attachment's Size (zig-zag varint, so SizeUnknown is one byte) and Path after its BlobKey.
 // Layout 1 rows read as written before those fields existed: Size SizeUnknown, Path "", Extra nil.
+// Layout 3 (events only; spans stay layout 2) appends the event's derived Facts after Payload:
+// a byte of flags saying which facts are set, then only those (an event without facts costs one
+// byte). Layout 1 and 2 rows read with zero Facts.
 
 const (
-	layoutV1 = 1
-	layoutV2 = 2
-	layout   = layoutV2 // what appendEvent and appendSpan write
+	layoutV1    = 1
+	layoutV2    = 2
+	layoutV3    = 3
+	eventLayout = layoutV3 // what appendEvent writes
+	spanLayout  = layoutV2 // what appendSpan writes
+)
+
+// Flags of the facts byte of layout 3: the bools, and which of the other facts follow.
+const (
+	factFatal = 1 << iota
+	factForeground
+	factGroup  // GroupID follows
+	factScreen // Screen follows
+	factLaunch // LaunchKind and LaunchMs (8 bytes, little-endian float64 bits) follow
 )
 
 var errCorrupt = errors.New("badgerevents: corrupt row")
@@ -94,7 +108,7 @@ func appendEvent(b []byte, e *model.Event) []byte {
 	if e.UserTriggered {
 		f = 1
 	}
-	b = append(b, layout, f)
+	b = append(b, eventLayout, f)
 	b = append(b, e.SessionID[:]...)
 	b = appendStr(b, e.Type)
 	b = appendAttrs(b, &e.Attribute)
@@ -111,12 +125,44 @@ func appendEvent(b []byte, e *model.Event) []byte {
 		b = binary.AppendVarint(b, a.Size)
 		b = appendStr(b, a.Path)
 	}
-	return appendBytes(b, e.Payload)
+	b = appendBytes(b, e.Payload)
+	return appendFacts(b, &e.Facts)
+}
+
+func appendFacts(b []byte, x *model.EventFacts) []byte {
+	var f byte
+	if x.Fatal {
+		f |= factFatal
+	}
+	if x.Foreground {
+		f |= factForeground
+	}
+	if x.GroupID != "" {
+		f |= factGroup
+	}
+	if x.Screen != "" {
+		f |= factScreen
+	}
+	if x.LaunchKind != "" || x.LaunchMs != 0 {
+		f |= factLaunch
+	}
+	b = append(b, f)
+	if f&factGroup != 0 {
+		b = appendStr(b, x.GroupID)
+	}
+	if f&factScreen != 0 {
+		b = appendStr(b, x.Screen)
+	}
+	if f&factLaunch != 0 {
+		b = appendStr(b, x.LaunchKind)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.LaunchMs))
+	}
+	return b
 }
 
 // appendSpan encodes everything of s but AppID, SpanID and StartTime (they are in the key).
 func appendSpan(b []byte, s *model.Span) []byte {
-	b = append(b, layout)
+	b = append(b, spanLayout)
 	b = appendStr(b, s.TraceID)
 	b = appendStr(b, s.ParentID)
 	b = append(b, s.SessionID[:]...)
@@ -231,6 +277,38 @@ func (r *reader) f32() float32 {
 	return math.Float32frombits(v)
 }
 
+func (r *reader) f64() float64 {
+	if len(r.s)-r.i < 8 {
+		r.fail()
+		return 0
+	}
+	var v uint64
+	for k := 7; k >= 0; k-- {
+		v = v<<8 | uint64(r.s[r.i+k])
+	}
+	r.i += 8
+	return math.Float64frombits(v)
+}
+
+func (r *reader) facts(x *model.EventFacts) {
+	f := r.byte()
+	if f&^(factFatal|factForeground|factGroup|factScreen|factLaunch) != 0 {
+		r.fail()
+		return
+	}
+	x.Fatal, x.Foreground = f&factFatal != 0, f&factForeground != 0
+	if f&factGroup != 0 {
+		x.GroupID = r.str()
+	}
+	if f&factScreen != 0 {
+		x.Screen = r.str()
+	}
+	if f&factLaunch != 0 {
+		x.LaunchKind = r.str()
+		x.LaunchMs = r.f64()
+	}
+}
+
 func (r *reader) attrs(a *model.Attributes) {
 	f := r.byte()
 	a.DeviceIsFoldable = f&flagFoldable != 0
@@ -270,9 +348,9 @@ func (r *reader) ud() []model.UDAttr {
 	return ud
 }
 
-func (r *reader) version() {
+func (r *reader) version(max byte) {
 	r.v = r.byte()
-	if (r.v < layoutV1 || r.v > layoutV2) && r.err == nil {
+	if (r.v < layoutV1 || r.v > max) && r.err == nil {
 		r.err = fmt.Errorf("badgerevents: unknown row layout %d", r.v)
 	}
 }
@@ -280,7 +358,7 @@ func (r *reader) version() {
 // decodeEvent fills e (whose identity the caller took from the key) from val.
 func decodeEvent(val []byte, e *model.Event) error {
 	r := reader{s: string(val)}
-	r.version()
+	r.version(eventLayout)
 	e.UserTriggered = r.byte()&1 != 0
 	e.SessionID = r.uuid()
 	e.Type = r.str()
@@ -305,6 +383,9 @@ func decodeEvent(val []byte, e *model.Event) error {
 	if p := r.str(); p != "" {
 		e.Payload = []byte(p)
 	}
+	if r.v >= layoutV3 {
+		r.facts(&e.Facts)
+	}
 	if r.err == nil && r.i != len(r.s) {
 		r.err = errCorrupt
 	}
@@ -313,7 +394,7 @@ func decodeEvent(val []byte, e *model.Event) error {
 
 func decodeSpan(val []byte, s *model.Span) error {
 	r := reader{s: string(val)}
-	r.version()
+	r.version(spanLayout)
 	s.TraceID = r.str()
 	s.ParentID = r.str()
 	s.SessionID = r.uuid()
@@ -340,7 +421,7 @@ func decodeSpan(val []byte, s *model.Span) error {
 // the layout byte and the flags byte in every layout.
 func eventSession(val []byte) (uuid.UUID, error) {
 	var u uuid.UUID
-	if len(val) < 2+16 || val[0] < layoutV1 || val[0] > layoutV2 {
+	if len(val) < 2+16 || val[0] < layoutV1 || val[0] > eventLayout {
 		return u, errCorrupt
 	}
 	copy(u[:], val[2:18])
@@ -351,7 +432,7 @@ func eventSession(val []byte) (uuid.UUID, error) {
 // id and the parent id in every layout.
 func spanSession(val []byte) (uuid.UUID, error) {
 	var u uuid.UUID
-	if len(val) < 1 || val[0] < layoutV1 || val[0] > layoutV2 {
+	if len(val) < 1 || val[0] < layoutV1 || val[0] > spanLayout {
 		return u, errCorrupt
 	}
 	i := 1

@@ -91,7 +91,7 @@ func TestDecodeLayoutV1(t *testing.T) {
 	if want := layoutV1Span(); !reflect.DeepEqual(sp, want) {
 		t.Errorf("layout 1 span\n got %+v\nwant %+v", sp, want)
 	}
-	// The same rows written now are layout 2 and carry the new fields.
+	// The same rows written now carry the fields layout 2 added (events in layout 3).
 	e2, s2 := layoutV1Event(), layoutV1Span()
 	e2.Attachments[0].Size, e2.Attachments[0].Path = 0, "/d/ü"
 	e2.Attachments[1].Size = 1<<63 - 1
@@ -99,24 +99,98 @@ func TestDecodeLayoutV1(t *testing.T) {
 	s2.Attributes.Extra = []byte(`{"x":[1,{"y":null}]}`)
 	var gotE model.Event
 	var gotS model.Span
-	if b := appendEvent(nil, &e2); b[0] != layoutV2 {
-		t.Fatalf("event written in layout %d, want %d", b[0], layoutV2)
+	if b := appendEvent(nil, &e2); b[0] != layoutV3 {
+		t.Fatalf("event written in layout %d, want %d", b[0], layoutV3)
 	} else if err := decodeEvent(b, &gotE); err != nil || !reflect.DeepEqual(gotE, e2) {
-		t.Errorf("layout 2 event: %v\n got %+v\nwant %+v", err, gotE, e2)
+		t.Errorf("layout 3 event: %v\n got %+v\nwant %+v", err, gotE, e2)
 	}
-	if err := decodeSpan(appendSpan(nil, &s2), &gotS); err != nil || !reflect.DeepEqual(gotS, s2) {
+	if b := appendSpan(nil, &s2); b[0] != layoutV2 {
+		t.Fatalf("span written in layout %d, want %d", b[0], layoutV2)
+	} else if err := decodeSpan(b, &gotS); err != nil || !reflect.DeepEqual(gotS, s2) {
 		t.Errorf("layout 2 span: %v\n got %+v\nwant %+v", err, gotS, s2)
+	}
+}
+
+// layoutV2Event is the event whose layout-2 encoding (written by the codec before layout 3) is
+// pinned in TestDecodeLayoutV2: every field layout 2 added is set.
+func layoutV2Event() model.Event {
+	return model.Event{
+		SessionID:     uuid.MustParse("9321a0be-906e-436b-91af-b47fb2e81cde"),
+		Type:          "exception",
+		UserTriggered: true,
+		Attribute: model.Attributes{InstallationID: "1fefa265-9e6b-45d8-aa83-23b03070c06e", AppVersion: "1.2.3",
+			Platform: "android", DeviceDensity: 2.75, SessionStartTime: 1_748_257_960_525_000_001,
+			Extra: []byte(`{"patch_id":"p"}`)},
+		UserDefined: []model.UDAttr{{Key: "a", Type: model.UDInt64, Value: "-7"}},
+		Attachments: []model.Attachment{
+			{ID: uuid.MustParse("42306fd7-cb17-4fa4-88dd-b40ce1ce34c4"), Name: "s.png", Type: "screenshot", Size: 0, Path: "/d/ü"},
+			{ID: uuid.MustParse("576aa557-2580-4bb6-9941-ba90df6c3c0e"), Name: "l.txt", Type: "log", Size: model.SizeUnknown},
+		},
+		Payload: []byte(`{"handled":false,"foreground":true}`),
+	}
+}
+
+// Layout-2 encoding of layoutV2Event, as the codec wrote it before layout 3.
+const layoutV2EventHex = "02019321a0be906e436b91afb47fb2e81cde09657863657074696f6e002431666566613236352d396536622d343564382d616138332d32336230333037306330366505312e322e33000007616e64726f69640000000000000000000000000000000000000030400082b5bb8dc7d687c330107b2270617463685f6964223a2270227d01016102022d370242306fd7cb174fa488ddb40ce1ce34c405732e706e670a73637265656e73686f7400000000052f642fc3bc576aa55725804bb69941ba90df6c3c0e056c2e747874036c6f670000000100237b2268616e646c6564223a66616c73652c22666f726567726f756e64223a747275657d"
+
+// Layout-2 rows keep decoding, with zero Facts (they were written before facts were derived);
+// the same event written now is layout 3 and round-trips its Facts exactly.
+func TestDecodeLayoutV2(t *testing.T) {
+	var ev model.Event
+	if err := decodeEvent(unhex(t, layoutV2EventHex), &ev); err != nil {
+		t.Fatalf("layout 2 event: %v", err)
+	}
+	if want := layoutV2Event(); !reflect.DeepEqual(ev, want) {
+		t.Errorf("layout 2 event\n got %+v\nwant %+v", ev, want)
+	}
+	for _, f := range []model.EventFacts{
+		{},
+		{GroupID: "ed2878416c2194b7823f36207fd498de", Fatal: true, Foreground: true},
+		{Foreground: true},
+		{GroupID: "2c8134adabc90e3f288f66bab461b783", Foreground: true},
+		{Screen: "sh.measure.android.flutter.MainActivity ✓"},
+		{LaunchKind: model.LaunchCold, LaunchMs: 702},
+		{LaunchKind: model.LaunchWarm, LaunchMs: 0.125},
+		{LaunchMs: -1}, // no kind: still kept exactly
+		{GroupID: "g", Fatal: true, Foreground: true, Screen: "s", LaunchKind: "hot", LaunchMs: 1e300},
+	} {
+		e := layoutV2Event()
+		e.Facts = f
+		b := appendEvent(nil, &e)
+		if b[0] != layoutV3 {
+			t.Fatalf("event written in layout %d, want %d", b[0], layoutV3)
+		}
+		var got model.Event
+		if err := decodeEvent(b, &got); err != nil || !reflect.DeepEqual(got, e) {
+			t.Errorf("layout 3 event with %+v: %v\n got %+v", f, err, got.Facts)
+		}
+	}
+	// Flags this code does not know are corruption, not ignored.
+	e := layoutV2Event()
+	b := appendEvent(nil, &e)
+	b[len(b)-1] |= 0x80
+	var got model.Event
+	if err := decodeEvent(b, &got); err == nil {
+		t.Error("unknown fact flag decoded without error")
 	}
 }
 
 // A row of a layout this code does not know is an error, not a guess.
 func TestDecodeUnknownLayout(t *testing.T) {
-	for _, v := range []byte{0, layoutV2 + 1} {
+	for _, v := range []byte{0, layoutV3 + 1} {
 		b := unhex(t, layoutV1EventHex)
 		b[0] = v
 		var e model.Event
 		if err := decodeEvent(b, &e); err == nil {
-			t.Errorf("layout %d decoded without error", v)
+			t.Errorf("event layout %d decoded without error", v)
+		}
+	}
+	for _, v := range []byte{0, layoutV2 + 1} {
+		b := unhex(t, layoutV1SpanHex)
+		b[0] = v
+		var s model.Span
+		if err := decodeSpan(b, &s); err == nil {
+			t.Errorf("span layout %d decoded without error", v)
 		}
 	}
 }

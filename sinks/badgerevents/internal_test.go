@@ -123,6 +123,7 @@ func TestDecodeRejectsDamage(t *testing.T) {
 		{"span", appendSpan(nil, &sp), decSpan},
 		{"layout 1 event", unhex(t, layoutV1EventHex), decEvent},
 		{"layout 1 span", unhex(t, layoutV1SpanHex), decSpan},
+		{"layout 2 event", unhex(t, layoutV2EventHex), decEvent},
 	}
 	for _, c := range cases {
 		if err := c.decode(c.val); err != nil {
