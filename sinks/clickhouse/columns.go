@@ -223,6 +223,10 @@ type eventCols struct {
 	attIDs                                                       [][]uuid.UUID
 	attNames, attTypes, attExts, attTimes, attBlobKeys, attPaths [][]string
 	attSizes                                                     [][]int64
+	// The derived facts (migration 00003).
+	groupID, screen, launchKind []string
+	fatal, foreground           []uint8
+	launchMs                    []float64
 }
 
 func newEventCols(n, udTotal, attTotal int) *eventCols {
@@ -234,6 +238,8 @@ func newEventCols(n, udTotal, attTotal int) *eventCols {
 		attIDs: make([][]uuid.UUID, n), attNames: make([][]string, n), attTypes: make([][]string, n),
 		attExts: make([][]string, n), attTimes: make([][]string, n), attBlobKeys: make([][]string, n),
 		attPaths: make([][]string, n), attSizes: make([][]int64, n),
+		groupID: make([]string, n), screen: make([]string, n), launchKind: make([]string, n),
+		fatal: make([]uint8, n), foreground: make([]uint8, n), launchMs: make([]float64, n),
 	}
 	c.attIDs[0], c.attSizes[0] = make([]uuid.UUID, attTotal), make([]int64, attTotal)
 	for _, a := range c.attStrs() {
@@ -264,6 +270,12 @@ func (c *eventCols) cols() []col {
 		col{name: "attachment_sizes", values: c.attSizes, ptr: &c.attSizes[0]},
 		col{name: "attachment_paths", values: c.attPaths, ptr: &c.attPaths[0]},
 		col{name: "payload", values: c.payload, ptr: &c.payload[0]},
+		col{name: "group_id", values: c.groupID, ptr: &c.groupID[0]},
+		col{name: "fatal", values: c.fatal, ptr: &c.fatal[0]},
+		col{name: "foreground", values: c.foreground, ptr: &c.foreground[0]},
+		col{name: "screen", values: c.screen, ptr: &c.screen[0]},
+		col{name: "launch_kind", values: c.launchKind, ptr: &c.launchKind[0]},
+		col{name: "launch_ms", values: c.launchMs, ptr: &c.launchMs[0]},
 	)
 }
 
@@ -273,6 +285,9 @@ func (c *eventCols) set(i int, e *model.Event) {
 	c.ts[i], c.time[i], c.userTriggered[i] = e.Timestamp, dateTime(e.Timestamp), b2u(e.UserTriggered)
 	c.attrs.set(i, &e.Attribute)
 	c.ud.set(i, e.UserDefined)
+	f := &e.Facts
+	c.groupID[i], c.screen[i], c.launchKind[i] = f.GroupID, f.Screen, f.LaunchKind
+	c.fatal[i], c.foreground[i], c.launchMs[i] = b2u(f.Fatal), b2u(f.Foreground), f.LaunchMs
 	// Attachments: windows into flat slices, as for user-defined attributes.
 	n := len(e.Attachments)
 	ids, sizes := c.attIDs[i], c.attSizes[i]
@@ -307,6 +322,9 @@ func (c *eventCols) get(i int) model.Event {
 		ID: c.id[i], AppID: c.appID[i], SessionID: c.session[i], Type: c.typ[i],
 		Timestamp: c.ts[i], UserTriggered: c.userTriggered[i] != 0,
 		Attribute: c.attrs.get(i), UserDefined: c.ud.get(i),
+		Facts: model.EventFacts{GroupID: c.groupID[i], Fatal: c.fatal[i] != 0,
+			Foreground: c.foreground[i] != 0, Screen: c.screen[i], LaunchKind: c.launchKind[i],
+			LaunchMs: c.launchMs[i]},
 	}
 	if len(c.payload[i]) > 0 {
 		// The driver's scan may alias its own buffer: copy.

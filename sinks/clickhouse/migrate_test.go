@@ -163,7 +163,9 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 	events := eventstest.RealisticEvents(t, app, 300)
 	spans := eventstest.RealisticSpans(t, app, 40)
 	old := func(cols []col) []col {
-		return slices.DeleteFunc(cols, func(c col) bool { return slices.Contains(columns00002, c.name) })
+		return slices.DeleteFunc(cols, func(c col) bool {
+			return slices.Contains(columns00002, c.name) || slices.Contains(columns00003, c.name)
+		})
 	}
 	var ud, att int
 	for i := range events {
@@ -193,6 +195,7 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 		for _, e := range events {
 			want := e
 			want.Attribute.Extra = nil
+			want.Facts = model.EventFacts{}
 			want.Attachments = slices.Clone(e.Attachments)
 			for j := range want.Attachments {
 				want.Attachments[j].Size, want.Attachments[j].Path = model.SizeUnknown, ""
@@ -242,6 +245,92 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 		t.Fatalf("migrate up again: %v", err)
 	}
 	check("after down and up")
+}
+
+// columns00003 are the columns migration 00003 adds: the derived facts.
+var columns00003 = []string{"group_id", "fatal", "foreground", "screen", "launch_kind", "launch_ms"}
+
+// Rows written before migration 00003, by the code of that time (without the facts columns),
+// read after it with zero Facts; the migration's Down and Up run on 18.16 with such rows in place,
+// and rows written after it keep their Facts.
+func TestMigration00003KeepsOldRows(t *testing.T) {
+	dsn := sinktest.ClickHouse(t)
+	p, closeAll, err := newProvider(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	if _, err := p.UpTo(ctxT(t), 2); err != nil {
+		t.Fatalf("migrate to 2: %v", err)
+	}
+	s := openT(t, dsn)
+	app := uuid.New()
+	events := eventstest.RealisticEvents(t, app, 200)
+	withFacts := 0
+	for i := range events {
+		if events[i].Facts != (model.EventFacts{}) {
+			withFacts++
+		}
+	}
+	if withFacts == 0 {
+		t.Fatal("no test event has facts: no test")
+	}
+	var ud, att int
+	for i := range events {
+		ud, att = ud+len(events[i].UserDefined), att+len(events[i].Attachments)
+	}
+	ec := newEventCols(len(events), ud, att)
+	for i := range events {
+		ec.set(i, &events[i])
+	}
+	old := slices.DeleteFunc(ec.cols(), func(c col) bool { return slices.Contains(columns00003, c.name) })
+	if err := s.insert(ctxT(t), "events", old); err != nil {
+		t.Fatalf("insert with the 00002 columns: %v", err)
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, e := range events {
+			want := e
+			want.Facts = model.EventFacts{}
+			got, err := s.Event(ctxT(t), app, e.ID)
+			if err != nil {
+				t.Fatalf("%s: Event: %v", step, err)
+			}
+			if !reflect.DeepEqual(normEvent(got), normEvent(want)) {
+				t.Fatalf("%s: old event read back\n got %+v\nwant %+v", step, got, want)
+			}
+		}
+	}
+	if _, err := p.Up(ctxT(t)); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	check("after 00003")
+	if _, err := p.DownTo(ctxT(t), 2); err != nil {
+		t.Fatalf("migrate down to 2: %v", err)
+	}
+	var n uint64
+	if err := s.Conn().QueryRow(ctxT(t), "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN (?, ?, ?, ?, ?, ?)",
+		columns00003[0], columns00003[1], columns00003[2], columns00003[3], columns00003[4], columns00003[5]).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after down to 2: %d of the 00003 columns left (%v)", n, err)
+	}
+	if _, err := p.Up(ctxT(t)); err != nil {
+		t.Fatalf("migrate up again: %v", err)
+	}
+	check("after down and up")
+	// New rows carry their facts.
+	fresh := eventstest.RealisticEvents(t, app, 50)
+	if err := s.WriteEvents(ctxT(t), fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range fresh {
+		got, err := s.Event(ctxT(t), app, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Facts != e.Facts {
+			t.Fatalf("event %s facts\n got %+v\nwant %+v", e.ID, got.Facts, e.Facts)
+		}
+	}
 }
 
 // An ADD COLUMN whose column is already there (a run that stopped half way, or another node)

@@ -76,7 +76,7 @@ func sizeExpr(cols []col) (string, error) {
 			parts = append(parts, "16 * length("+c.name+")")
 		case []uuid.UUID:
 			fixed += 16
-		case []int64, []uint64:
+		case []int64, []uint64, []float64:
 			if c.derived {
 				fixed += 4
 			} else {

@@ -22,8 +22,8 @@ func TestSizeExpr(t *testing.T) {
 		{"fixed and derived", []col{
 			{name: "a", values: []uuid.UUID{}}, {name: "t", values: []int64{}, derived: true},
 			{name: "n", values: []int64{}}, {name: "f", values: []float32{}}, {name: "w", values: []uint16{}},
-			{name: "b", values: []uint8{}}, {name: "d", values: []uint64{}},
-		}, "toUInt64(43)", false},
+			{name: "b", values: []uint8{}}, {name: "d", values: []uint64{}}, {name: "g", values: []float64{}},
+		}, "toUInt64(51)", false},
 		{"variable", []col{
 			{name: "s", values: []string{}}, {name: "ss", values: [][]string{}},
 			{name: "ts", values: [][]int64{}}, {name: "u", values: []uuid.UUID{}},

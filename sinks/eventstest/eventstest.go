@@ -118,8 +118,11 @@ func fullUD() []model.UDAttr {
 	}
 }
 
+// fullEvent has every field set, Facts included: those DeriveFacts gives its payload (group id,
+// fatal, foreground) plus a screen and launch facts no real event combines, so that a store
+// which drops any fact column fails.
 func fullEvent(app uuid.UUID, i int) model.Event {
-	return model.Event{
+	e := model.Event{
 		ID:            uuid.New(),
 		AppID:         app,
 		SessionID:     uuid.New(),
@@ -139,6 +142,10 @@ func fullEvent(app uuid.UUID, i int) model.Event {
 		},
 		Payload: []byte(`{"exceptions":[{"type":"java.lang.IllegalStateException","message":"ünïcode \u2028 \"q\"","frames":[{"line_num":-2,"col_num":-1,"method_name":"run","file_name":"Foo.kt"}]}],"handled":false,"threads":[],"foreground":true}`),
 	}
+	e.Facts = model.DeriveFacts(&e)
+	e.Facts.Screen = "sh.measure.Ünïcode 🚀 Screen"
+	e.Facts.LaunchKind, e.Facts.LaunchMs = model.LaunchCold, 1234.5678901234567+float64(i)
+	return e
 }
 
 func testRoundTripEvents(t *testing.T, s sinks.EventStore) {
@@ -147,6 +154,20 @@ func testRoundTripEvents(t *testing.T, s sinks.EventStore) {
 	floats.Attribute.DeviceDensity = math.MaxFloat32
 	tiny := fullEvent(app, 4)
 	tiny.Attribute.DeviceDensity = math.SmallestNonzeroFloat32
+	tiny.Facts.LaunchMs = math.SmallestNonzeroFloat64
+	floats.Facts.LaunchMs = math.MaxFloat64
+	// Facts of each kind alone: a crash seen in the background, a screen, a launch.
+	background := fullEvent(app, 5)
+	background.Facts = model.EventFacts{GroupID: "0123456789abcdef0123456789abcdef", Fatal: true}
+	screen := model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "screen_view",
+		Timestamp: tsBase + 6, Payload: []byte(`{"name":"Home"}`)}
+	screen.Facts = model.DeriveFacts(&screen)
+	launch := model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "hot_launch",
+		Timestamp: tsBase + 7, Payload: []byte(`{"app_visible_uptime":137180,"on_next_draw_uptime":137208}`)}
+	launch.Facts = model.DeriveFacts(&launch)
+	if screen.Facts.Screen != "Home" || launch.Facts.LaunchKind != model.LaunchHot || launch.Facts.LaunchMs != 28 {
+		t.Fatalf("test events without their facts: %+v, %+v", screen.Facts, launch.Facts)
+	}
 	cases := []struct {
 		name string
 		e    model.Event
@@ -154,10 +175,14 @@ func testRoundTripEvents(t *testing.T, s sinks.EventStore) {
 		{"full", fullEvent(app, 1)},
 		{"float32-max", floats},
 		{"float32-tiny", tiny},
+		{"facts-background-crash", background},
+		{"facts-screen", screen},
+		{"facts-launch", launch},
 		// Only the identity: every optional field absent must come back as its zero value.
 		{"zero", model.Event{ID: uuid.New(), AppID: app}},
 		// What most SDKs send: no attribute members beyond the known ones, attachments without
-		// size or path.
+		// size or path. No Facts either (as a row written before facts were derived): they must
+		// come back zero.
 		{"no-extra-no-size", model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "exception",
 			Timestamp: tsBase + 2, Attribute: model.Attributes{InstallationID: "i", AppVersion: "1"},
 			Attachments: []model.Attachment{

@@ -50,7 +50,7 @@ func FixturesDir(tb testing.TB) string {
 }
 
 // FixtureBatch decodes one batch_*.json file (name relative to FixturesDir) into the rows a
-// store keeps for app.
+// store keeps for app, each event with its derived Facts as ingest fills them.
 func FixtureBatch(tb testing.TB, app uuid.UUID, name string) ([]model.Event, []model.Span) {
 	tb.Helper()
 	raw, err := os.ReadFile(filepath.Join(FixturesDir(tb), name))
@@ -70,6 +70,7 @@ func FixtureBatch(tb testing.TB, app uuid.UUID, name string) ([]model.Event, []m
 		if err != nil {
 			tb.Fatalf("%s: event %d: %v", name, i, err)
 		}
+		e.Facts = model.DeriveFacts(&e) // as ingest does: stored rows carry their facts
 		events = append(events, e)
 	}
 	spans := make([]model.Span, 0, len(batch.Spans))

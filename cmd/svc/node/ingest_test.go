@@ -64,6 +64,7 @@ func TestIngestFixtures(t *testing.T) {
 			ctx := context.Background()
 			for _, w := range wantEvents {
 				want := w.(model.Event)
+				want.Facts = model.DeriveFacts(&want) // ingest derives and stores them
 				got, err := tn.Events.Event(ctx, tn.app.ID, want.ID)
 				if err != nil {
 					t.Fatalf("event %s (%s): %v", want.ID, want.Type, err)
