@@ -41,10 +41,21 @@ func Migrate(ctx context.Context, dsn string) error {
 		return err
 	}
 	defer closeAll()
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("clickhouse migrate: %w", err)
+	// ClickHouse has no locks to serialise nodes that migrate at the same start: one can see
+	// the version table created but not yet holding its first row ("missing zero version").
+	// Every step tolerates being applied twice, so a few retries settle the race.
+	var upErr error
+	for attempt := 1; attempt <= 5; attempt++ {
+		if _, upErr = p.Up(ctx); upErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("clickhouse migrate: %w", upErr)
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		}
 	}
-	return nil
+	return fmt.Errorf("clickhouse migrate: %w", upErr)
 }
 
 // newProvider is the goose provider Migrate runs; closeAll closes its connections.
