@@ -15,7 +15,7 @@ import (
 )
 
 func (s *Store) CreateApp(ctx context.Context, a model.App, k model.APIKey) error {
-	if err := checkNewKey(k, a.ID); err != nil {
+	if err := sinks.CheckNewKey(k, a.ID); err != nil {
 		return err
 	}
 	days, err := retention(a.RetentionDays, true)
@@ -164,7 +164,7 @@ func (s *Store) ActiveAPIKey(ctx context.Context, appID uuid.UUID) (model.APIKey
 // RotateAPIKey reads every key of the app and rewrites the active one, so two concurrent
 // rotations conflict in Badger and the loser runs again, revoking the winner's key.
 func (s *Store) RotateAPIKey(ctx context.Context, k model.APIKey) error {
-	if err := checkNewKey(k, k.AppID); err != nil {
+	if err := sinks.CheckNewKey(k, k.AppID); err != nil {
 		return err
 	}
 	k = utcKey(k)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -22,59 +21,6 @@ type configRec struct {
 	At     time.Time
 }
 
-// checkText refuses what a Postgres text column cannot hold (NUL, invalid UTF-8), so both
-// backends accept the same strings and a string always comes back as it was written.
-func checkText(what, s string) error {
-	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
-		return fmt.Errorf("badgermeta: %s %q must be UTF-8 without NUL: %w", what, s, sinks.ErrInvalid)
-	}
-	return nil
-}
-
-func checkBuildFields(versionName, versionCode, buildType string) error {
-	if !model.BuildTypes[buildType] {
-		return fmt.Errorf("badgermeta: build type %q is not aab, apk or ipa: %w", buildType, sinks.ErrInvalid)
-	}
-	if err := checkText("version name", versionName); err != nil {
-		return err
-	}
-	return checkText("version code", versionCode)
-}
-
-func checkMapping(m model.Mapping) error {
-	if err := checkBuildFields(m.VersionName, m.VersionCode, m.BuildType); err != nil {
-		return err
-	}
-	if !model.MappingTypes[m.Type] {
-		return fmt.Errorf("badgermeta: mapping type %q is not dsym, proguard, elf_debug or jsbundle: %w", m.Type, sinks.ErrInvalid)
-	}
-	if err := checkText("mapping file name", m.Filename); err != nil {
-		return err
-	}
-	if err := sinks.CheckBlobKey(m.BlobKey); err != nil {
-		return fmt.Errorf("badgermeta: mapping %s: %w", m.ID, err)
-	}
-	return nil
-}
-
-// checkConfig validates c and stores its nil lists as empty ones, so reads return [] for them.
-func checkConfig(c *model.SDKConfig) error {
-	if err := c.Validate(); err != nil {
-		return fmt.Errorf("badgermeta: SDK config: %w: %w", sinks.ErrInvalid, err)
-	}
-	if err := checkText("screenshot mask level", c.ScreenshotMaskLevel); err != nil {
-		return err
-	}
-	for _, l := range [][]string{c.HTTPDisableEventForURLs, c.HTTPTrackRequestForURLs, c.HTTPTrackResponseForURLs, c.HTTPBlockedHeaders} {
-		for _, s := range l {
-			if err := checkText("SDK config entry", s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func versionKey(app uuid.UUID, versionName, versionCode string) []byte {
 	return key(pVerMapping, app[:], []byte(versionName), []byte{0}, []byte(versionCode), []byte{0})
 }
@@ -84,7 +30,7 @@ func (s *Store) PutBuild(ctx context.Context, b model.Build) error {
 	if b.Size < 0 {
 		return fmt.Errorf("badgermeta: build size %d is negative: %w", b.Size, sinks.ErrInvalid)
 	}
-	if err := checkBuildFields(b.VersionName, b.VersionCode, b.BuildType); err != nil {
+	if err := sinks.CheckBuildFields(b.VersionName, b.VersionCode, b.BuildType); err != nil {
 		return err
 	}
 	b.UpdatedAt = b.UpdatedAt.UTC()
@@ -137,7 +83,7 @@ func (s *Store) AddMappings(ctx context.Context, ms []model.Mapping) error {
 	}
 	stored := make([]model.Mapping, len(ms))
 	for i, m := range ms {
-		if err := checkMapping(m); err != nil {
+		if err := sinks.CheckMapping(m); err != nil {
 			return err
 		}
 		m.CreatedAt = m.CreatedAt.UTC()
@@ -170,10 +116,10 @@ func (s *Store) AddMappings(ctx context.Context, ms []model.Mapping) error {
 // Mappings walks the version's index, which is in creation order and then id order already.
 func (s *Store) Mappings(ctx context.Context, appID uuid.UUID, versionName, versionCode string) ([]model.Mapping, error) {
 	// A NUL would make the index prefix ambiguous; such a version cannot be stored anyway.
-	if err := checkText("version name", versionName); err != nil {
+	if err := sinks.CheckText("version name", versionName); err != nil {
 		return nil, err
 	}
-	if err := checkText("version code", versionCode); err != nil {
+	if err := sinks.CheckText("version code", versionCode); err != nil {
 		return nil, err
 	}
 	var out []model.Mapping
@@ -208,7 +154,7 @@ func (s *Store) SDKConfig(ctx context.Context, appID uuid.UUID) (model.SDKConfig
 }
 
 func (s *Store) SetSDKConfig(ctx context.Context, appID uuid.UUID, c model.SDKConfig, at time.Time) error {
-	if err := checkConfig(&c); err != nil {
+	if err := sinks.CheckSDKConfig(&c); err != nil {
 		return err
 	}
 	rec := configRec{Config: c, At: at.UTC()}

@@ -3,7 +3,6 @@ package badgermeta
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -35,19 +34,9 @@ func asciiLower(s string) string {
 }
 
 // inviteEmailPrefix is the email index's prefix of every invite for email; the NUL that ends
-// the email (checkText keeps NUL out of emails) stops "a@x" from matching "a@x.org".
+// the email (sinks.CheckText keeps NUL out of emails) stops "a@x" from matching "a@x.org".
 func inviteEmailPrefix(email string) []byte {
 	return key(pEmailInvite, []byte(asciiLower(email)), []byte{0})
-}
-
-func checkInvite(inv model.Invite) error {
-	if err := checkRole(inv.Role); err != nil {
-		return err
-	}
-	if inv.Email == "" {
-		return fmt.Errorf("badgermeta: invite %s has no email: %w", inv.ID, sinks.ErrInvalid)
-	}
-	return checkText("invite email", inv.Email)
 }
 
 func utcInvite(i model.Invite) model.Invite {
@@ -63,7 +52,7 @@ func (s *Store) CreateInvites(ctx context.Context, invs []model.Invite) error {
 	}
 	stored := make([]model.Invite, len(invs))
 	for i, inv := range invs {
-		if err := checkInvite(inv); err != nil {
+		if err := sinks.CheckInvite(inv); err != nil {
 			return err
 		}
 		stored[i] = utcInvite(inv)
@@ -131,7 +120,7 @@ func (s *Store) Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, 
 
 // UpdateInvite leaves the team and email alone, so the indexes stay as they are.
 func (s *Store) UpdateInvite(ctx context.Context, inv model.Invite) error {
-	if err := checkRole(inv.Role); err != nil {
+	if err := sinks.CheckRole(inv.Role); err != nil {
 		return err
 	}
 	inv = utcInvite(inv)
@@ -172,7 +161,7 @@ func deleteInvite(txn *badger.Txn, inv model.Invite) error {
 // It reads each membership it might create too, so a concurrent AddMember of the same user
 // and team makes one of them run again.
 func (s *Store) AcceptInvites(ctx context.Context, email string, userID uuid.UUID, now time.Time) ([]model.Member, error) {
-	if err := checkText("email", email); err != nil {
+	if err := sinks.CheckText("email", email); err != nil {
 		return nil, err
 	}
 	now = now.UTC()

@@ -3,12 +3,9 @@ package badgermeta
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -23,23 +20,6 @@ type thresholdsRec struct {
 	At    time.Time
 }
 
-// percent reports whether v is in 0..100 (false for NaN).
-func percent(v float64) bool { return v >= 0 && v <= 100 }
-
-func checkThresholds(p model.ThresholdPrefs) error {
-	switch {
-	case !percent(p.ErrorGoodThreshold) || !percent(p.ErrorCautionThreshold):
-		return fmt.Errorf("badgermeta: thresholds good %v and caution %v must be in 0..100: %w", p.ErrorGoodThreshold, p.ErrorCautionThreshold, sinks.ErrInvalid)
-	case p.ErrorCautionThreshold > p.ErrorGoodThreshold:
-		return fmt.Errorf("badgermeta: caution threshold %v is above good threshold %v: %w", p.ErrorCautionThreshold, p.ErrorGoodThreshold, sinks.ErrInvalid)
-	case p.ErrorSpikeMinCountThreshold < 0:
-		return fmt.Errorf("badgermeta: spike minimum count %d is negative: %w", p.ErrorSpikeMinCountThreshold, sinks.ErrInvalid)
-	case !percent(p.ErrorSpikeMinRateThreshold):
-		return fmt.Errorf("badgermeta: spike minimum rate %v must be in 0..100: %w", p.ErrorSpikeMinRateThreshold, sinks.ErrInvalid)
-	}
-	return nil
-}
-
 func (s *Store) ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.ThresholdPrefs, error) {
 	var rec thresholdsRec
 	err := s.view(ctx, func(txn *badger.Txn) error {
@@ -49,7 +29,7 @@ func (s *Store) ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.Thre
 }
 
 func (s *Store) SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.ThresholdPrefs, at time.Time) error {
-	if err := checkThresholds(p); err != nil {
+	if err := sinks.CheckThresholds(p); err != nil {
 		return err
 	}
 	rec := thresholdsRec{Prefs: p, At: at.UTC()}
@@ -61,36 +41,10 @@ func (s *Store) SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.
 	})
 }
 
-// validCode reports whether code is 32 lowercase hex digits, the form of an MD5 sum.
-func validCode(code string) bool {
-	if len(code) != 32 {
-		return false
-	}
-	for i := 0; i < len(code); i++ {
-		if c := code[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// checkShortFilter refuses a code that is not an MD5 sum in hex and filters that are not one
-// JSON object in UTF-8 (what Postgres's json type accepts).
-func checkShortFilter(f model.ShortFilter) error {
-	if !validCode(f.Code) {
-		return fmt.Errorf("badgermeta: short filter code %q is not 32 lowercase hex digits: %w", f.Code, sinks.ErrInvalid)
-	}
-	trimmed := bytes.TrimLeft(f.Filters, " \t\r\n")
-	if !utf8.Valid(f.Filters) || !json.Valid(f.Filters) || len(trimmed) == 0 || trimmed[0] != '{' {
-		return fmt.Errorf("badgermeta: filters of short filter %s are not a JSON object: %w", f.Code, sinks.ErrInvalid)
-	}
-	return nil
-}
-
 // PutShortFilter keeps the first put of a code: a repeat with the same filters changes
 // nothing (CreatedAt included), one with other filters is ErrConflict.
 func (s *Store) PutShortFilter(ctx context.Context, f model.ShortFilter) error {
-	if err := checkShortFilter(f); err != nil {
+	if err := sinks.CheckShortFilter(f); err != nil {
 		return err
 	}
 	f.CreatedAt = f.CreatedAt.UTC()
@@ -116,7 +70,7 @@ func (s *Store) PutShortFilter(ctx context.Context, f model.ShortFilter) error {
 // ShortFilter answers ErrNotFound for a code of the wrong form: no such code can be stored.
 func (s *Store) ShortFilter(ctx context.Context, appID uuid.UUID, code string) (model.ShortFilter, error) {
 	what := "short filter " + code + " of app " + appID.String()
-	if !validCode(code) {
+	if !sinks.ValidShortFilterCode(code) {
 		return model.ShortFilter{}, fmt.Errorf("badgermeta: %s: %w", what, sinks.ErrNotFound)
 	}
 	var f model.ShortFilter
@@ -124,21 +78,6 @@ func (s *Store) ShortFilter(ctx context.Context, appID uuid.UUID, code string) (
 		return get(txn, key(pShortFilter, appID[:], []byte(code)), &f, what)
 	})
 	return f, err
-}
-
-// checkWebhook refuses a URL that is not absolute http(s) with a host.
-func checkWebhook(raw string) error {
-	if err := checkText("webhook URL", raw); err != nil {
-		return err
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("badgermeta: webhook URL: %w: %w", sinks.ErrInvalid, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("badgermeta: webhook URL %q is not an absolute http(s) URL: %w", raw, sinks.ErrInvalid)
-	}
-	return nil
 }
 
 func (s *Store) ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, error) {
@@ -150,7 +89,7 @@ func (s *Store) ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, e
 }
 
 func (s *Store) SetChatApp(ctx context.Context, c model.ChatApp) error {
-	if err := checkWebhook(c.WebhookURL); err != nil {
+	if err := sinks.CheckWebhook(c.WebhookURL); err != nil {
 		return err
 	}
 	c.UpdatedAt = c.UpdatedAt.UTC()

@@ -38,7 +38,7 @@ const (
 	pSession  = badgerdb.PrefixMeta + "s/"  // session id → model.AuthSession
 	pExpiry   = badgerdb.PrefixMeta + "se/" // expiry (timeKey), session id → nothing
 
-	// Strings in the keys below are ended by a NUL byte, which checkText keeps out of them, so
+	// Strings in the keys below are ended by a NUL byte, which sinks.CheckText keeps out of them, so
 	// a key names one (version name, version code[, build type]) and no other.
 	pBuild      = badgerdb.PrefixMeta + "b/"  // app id, version name \0 version code \0 build type → model.Build
 	pMapping    = badgerdb.PrefixMeta + "mp/" // mapping id → model.Mapping
@@ -233,13 +233,6 @@ func members(txn *badger.Txn, team uuid.UUID) ([]model.Member, error) {
 	return out, nil
 }
 
-func checkRole(r model.Role) error {
-	if !r.Valid() {
-		return fmt.Errorf("badgermeta: role %q is not owner, admin, developer or viewer: %w", r, sinks.ErrInvalid)
-	}
-	return nil
-}
-
 // retention returns the days to store for an app; 0 means the default when allowZero.
 func retention(days int, allowZero bool) (int, error) {
 	if days == 0 && allowZero {
@@ -249,18 +242,6 @@ func retention(days int, allowZero bool) (int, error) {
 		return 0, fmt.Errorf("badgermeta: retention of %d days is outside 30..365: %w", days, sinks.ErrInvalid)
 	}
 	return days, nil
-}
-
-func checkNewKey(k model.APIKey, app uuid.UUID) error {
-	switch {
-	case k.Key == "":
-		return fmt.Errorf("badgermeta: empty API key: %w", sinks.ErrInvalid)
-	case k.Revoked:
-		return fmt.Errorf("badgermeta: a new API key must not be revoked: %w", sinks.ErrInvalid)
-	case k.AppID != app:
-		return fmt.Errorf("badgermeta: API key of app %s given for app %s: %w", k.AppID, app, sinks.ErrInvalid)
-	}
-	return nil
 }
 
 // The utc functions put every time in UTC before it is stored, so reads return UTC.

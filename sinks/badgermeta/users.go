@@ -162,7 +162,7 @@ func (s *Store) TeamsOfUser(ctx context.Context, userID uuid.UUID) ([]model.Team
 }
 
 func (s *Store) AddMember(ctx context.Context, m model.Member) error {
-	if err := checkRole(m.Role); err != nil {
+	if err := sinks.CheckRole(m.Role); err != nil {
 		return err
 	}
 	m = utcMember(m)
@@ -233,7 +233,7 @@ func leavesOwner(txn *badger.Txn, m model.Member) error {
 }
 
 func (s *Store) SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, role model.Role, at time.Time) error {
-	if err := checkRole(role); err != nil {
+	if err := sinks.CheckRole(role); err != nil {
 		return err
 	}
 	return s.update(ctx, func(txn *badger.Txn) error {

@@ -47,7 +47,7 @@ func insertKey(ctx context.Context, tx pgx.Tx, k model.APIKey) error {
 }
 
 func (s *Store) CreateApp(ctx context.Context, a model.App, k model.APIKey) error {
-	if err := checkNewKey(k, a.ID); err != nil {
+	if err := sinks.CheckNewKey(k, a.ID); err != nil {
 		return err
 	}
 	days, err := retention(a.RetentionDays, true)
@@ -146,7 +146,7 @@ func (s *Store) ActiveAPIKey(ctx context.Context, appID uuid.UUID) (model.APIKey
 // RotateAPIKey locks the app's row first, so concurrent rotations of one app run one after the
 // other and each revokes the key the previous one stored.
 func (s *Store) RotateAPIKey(ctx context.Context, k model.APIKey) error {
-	if err := checkNewKey(k, k.AppID); err != nil {
+	if err := sinks.CheckNewKey(k, k.AppID); err != nil {
 		return err
 	}
 	return s.inTx(ctx, "rotate API key", func(tx pgx.Tx) error {

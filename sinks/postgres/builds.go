@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -15,66 +13,12 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// checkText refuses what a text column cannot hold (NUL, invalid UTF-8) with ErrInvalid before
-// Postgres would refuse it with an error of its own; the Badger backend refuses the same.
-func checkText(what, s string) error {
-	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
-		return fmt.Errorf("postgres: %s %q must be UTF-8 without NUL: %w", what, s, sinks.ErrInvalid)
-	}
-	return nil
-}
-
-func checkBuildFields(versionName, versionCode, buildType string) error {
-	if !model.BuildTypes[buildType] {
-		return fmt.Errorf("postgres: build type %q is not aab, apk or ipa: %w", buildType, sinks.ErrInvalid)
-	}
-	if err := checkText("version name", versionName); err != nil {
-		return err
-	}
-	return checkText("version code", versionCode)
-}
-
-func checkMapping(m model.Mapping) error {
-	if err := checkBuildFields(m.VersionName, m.VersionCode, m.BuildType); err != nil {
-		return err
-	}
-	if !model.MappingTypes[m.Type] {
-		return fmt.Errorf("postgres: mapping type %q is not dsym, proguard, elf_debug or jsbundle: %w", m.Type, sinks.ErrInvalid)
-	}
-	if err := checkText("mapping file name", m.Filename); err != nil {
-		return err
-	}
-	if err := sinks.CheckBlobKey(m.BlobKey); err != nil {
-		return fmt.Errorf("postgres: mapping %s: %w", m.ID, err)
-	}
-	return nil
-}
-
-// checkConfig validates c and turns its nil lists into empty ones, so reads return [] for them.
-// jsonb cannot hold \u0000, hence checkText on every string.
-func checkConfig(c *model.SDKConfig) error {
-	if err := c.Validate(); err != nil {
-		return fmt.Errorf("postgres: SDK config: %w: %w", sinks.ErrInvalid, err)
-	}
-	if err := checkText("screenshot mask level", c.ScreenshotMaskLevel); err != nil {
-		return err
-	}
-	for _, l := range [][]string{c.HTTPDisableEventForURLs, c.HTTPTrackRequestForURLs, c.HTTPTrackResponseForURLs, c.HTTPBlockedHeaders} {
-		for _, s := range l {
-			if err := checkText("SDK config entry", s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // PutBuild upserts on the primary key, so concurrent puts of one build leave one row.
 func (s *Store) PutBuild(ctx context.Context, b model.Build) error {
 	if b.Size < 0 {
 		return fmt.Errorf("postgres: build size %d is negative: %w", b.Size, sinks.ErrInvalid)
 	}
-	if err := checkBuildFields(b.VersionName, b.VersionCode, b.BuildType); err != nil {
+	if err := sinks.CheckBuildFields(b.VersionName, b.VersionCode, b.BuildType); err != nil {
 		return err
 	}
 	_, err := exec(ctx, s.pool, "put build of app "+b.AppID.String(),
@@ -136,7 +80,7 @@ func (s *Store) AddMappings(ctx context.Context, ms []model.Mapping) error {
 		created                                  = make([]time.Time, len(ms))
 	)
 	for i, m := range ms {
-		if err := checkMapping(m); err != nil {
+		if err := sinks.CheckMapping(m); err != nil {
 			return err
 		}
 		ids[i], apps[i], names[i], codes[i], types[i], mtypes[i], files[i], keys[i], created[i] =
@@ -150,10 +94,10 @@ func (s *Store) AddMappings(ctx context.Context, ms []model.Mapping) error {
 }
 
 func (s *Store) Mappings(ctx context.Context, appID uuid.UUID, versionName, versionCode string) ([]model.Mapping, error) {
-	if err := checkText("version name", versionName); err != nil {
+	if err := sinks.CheckText("version name", versionName); err != nil {
 		return nil, err
 	}
-	if err := checkText("version code", versionCode); err != nil {
+	if err := sinks.CheckText("version code", versionCode); err != nil {
 		return nil, err
 	}
 	what := "mappings of app " + appID.String()
@@ -199,7 +143,7 @@ func (s *Store) SDKConfig(ctx context.Context, appID uuid.UUID) (model.SDKConfig
 
 // SetSDKConfig upserts the app's row; the foreign key makes an unknown app ErrNotFound.
 func (s *Store) SetSDKConfig(ctx context.Context, appID uuid.UUID, c model.SDKConfig, at time.Time) error {
-	if err := checkConfig(&c); err != nil {
+	if err := sinks.CheckSDKConfig(&c); err != nil {
 		return err
 	}
 	raw, err := json.Marshal(c)

@@ -28,16 +28,6 @@ func scanInvite(row pgx.Row) (model.Invite, error) {
 	return i, err
 }
 
-func checkInvite(inv model.Invite) error {
-	if err := checkRole(inv.Role); err != nil {
-		return err
-	}
-	if inv.Email == "" {
-		return fmt.Errorf("postgres: invite %s has no email: %w", inv.ID, sinks.ErrInvalid)
-	}
-	return checkText("invite email", inv.Email)
-}
-
 // CreateInvites inserts the batch in one statement, which is atomic: a taken or repeated id
 // (unique violation) or an unknown team or inviter (foreign key violation) stores none of it.
 func (s *Store) CreateInvites(ctx context.Context, invs []model.Invite) error {
@@ -51,7 +41,7 @@ func (s *Store) CreateInvites(ctx context.Context, invs []model.Invite) error {
 		expires              = make([]time.Time, len(invs))
 	)
 	for i, inv := range invs {
-		if err := checkInvite(inv); err != nil {
+		if err := sinks.CheckInvite(inv); err != nil {
 			return err
 		}
 		ids[i], teams[i], emails[i], roles[i], inviters[i], created[i], updated[i], expires[i] =
@@ -95,7 +85,7 @@ func (s *Store) Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, 
 }
 
 func (s *Store) UpdateInvite(ctx context.Context, inv model.Invite) error {
-	if err := checkRole(inv.Role); err != nil {
+	if err := sinks.CheckRole(inv.Role); err != nil {
 		return err
 	}
 	n, err := exec(ctx, s.pool, "update invite "+inv.ID.String(),
@@ -120,7 +110,7 @@ func (s *Store) DeleteInvite(ctx context.Context, id uuid.UUID) error {
 // waits for it and then finds them gone, so each invite is accepted once. ON CONFLICT DO
 // NOTHING keeps the role of a team the user is already in, even one joined meanwhile.
 func (s *Store) AcceptInvites(ctx context.Context, email string, userID uuid.UUID, now time.Time) ([]model.Member, error) {
-	if err := checkText("email", email); err != nil {
+	if err := sinks.CheckText("email", email); err != nil {
 		return nil, err
 	}
 	what := "accept invites of user " + userID.String()

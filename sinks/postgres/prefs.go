@@ -5,33 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
 )
-
-// percent reports whether v is in 0..100 (false for NaN).
-func percent(v float64) bool { return v >= 0 && v <= 100 }
-
-// checkThresholds refuses what the table's CHECKs would, with a message that names the rule.
-func checkThresholds(p model.ThresholdPrefs) error {
-	switch {
-	case !percent(p.ErrorGoodThreshold) || !percent(p.ErrorCautionThreshold):
-		return fmt.Errorf("postgres: thresholds good %v and caution %v must be in 0..100: %w", p.ErrorGoodThreshold, p.ErrorCautionThreshold, sinks.ErrInvalid)
-	case p.ErrorCautionThreshold > p.ErrorGoodThreshold:
-		return fmt.Errorf("postgres: caution threshold %v is above good threshold %v: %w", p.ErrorCautionThreshold, p.ErrorGoodThreshold, sinks.ErrInvalid)
-	case p.ErrorSpikeMinCountThreshold < 0:
-		return fmt.Errorf("postgres: spike minimum count %d is negative: %w", p.ErrorSpikeMinCountThreshold, sinks.ErrInvalid)
-	case !percent(p.ErrorSpikeMinRateThreshold):
-		return fmt.Errorf("postgres: spike minimum rate %v must be in 0..100: %w", p.ErrorSpikeMinRateThreshold, sinks.ErrInvalid)
-	}
-	return nil
-}
 
 func (s *Store) ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.ThresholdPrefs, error) {
 	var p model.ThresholdPrefs
@@ -47,7 +27,7 @@ func (s *Store) ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.Thre
 
 // SetThresholdPrefs upserts the app's row; the foreign key makes an unknown app ErrNotFound.
 func (s *Store) SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.ThresholdPrefs, at time.Time) error {
-	if err := checkThresholds(p); err != nil {
+	if err := sinks.CheckThresholds(p); err != nil {
 		return err
 	}
 	_, err := exec(ctx, s.pool, "set thresholds of app "+appID.String(),
@@ -62,36 +42,10 @@ func (s *Store) SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.
 	return err
 }
 
-// validCode reports whether code is 32 lowercase hex digits, the form of an MD5 sum.
-func validCode(code string) bool {
-	if len(code) != 32 {
-		return false
-	}
-	for i := 0; i < len(code); i++ {
-		if c := code[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// checkShortFilter refuses a code that is not an MD5 sum in hex and filters that are not one
-// JSON object in UTF-8, before Postgres refuses them with errors of its own.
-func checkShortFilter(f model.ShortFilter) error {
-	if !validCode(f.Code) {
-		return fmt.Errorf("postgres: short filter code %q is not 32 lowercase hex digits: %w", f.Code, sinks.ErrInvalid)
-	}
-	trimmed := bytes.TrimLeft(f.Filters, " \t\r\n")
-	if !utf8.Valid(f.Filters) || !json.Valid(f.Filters) || len(trimmed) == 0 || trimmed[0] != '{' {
-		return fmt.Errorf("postgres: filters of short filter %s are not a JSON object: %w", f.Code, sinks.ErrInvalid)
-	}
-	return nil
-}
-
 // PutShortFilter inserts unless the code is stored; then it compares the stored filters, which
 // never change once inserted, so concurrent puts need no lock.
 func (s *Store) PutShortFilter(ctx context.Context, f model.ShortFilter) error {
-	if err := checkShortFilter(f); err != nil {
+	if err := sinks.CheckShortFilter(f); err != nil {
 		return err
 	}
 	what := "short filter " + f.Code + " of app " + f.AppID.String()
@@ -115,7 +69,7 @@ func (s *Store) PutShortFilter(ctx context.Context, f model.ShortFilter) error {
 // ShortFilter answers ErrNotFound for a code of the wrong form: no such code can be stored.
 func (s *Store) ShortFilter(ctx context.Context, appID uuid.UUID, code string) (model.ShortFilter, error) {
 	what := "short filter " + code + " of app " + appID.String()
-	if !validCode(code) {
+	if !sinks.ValidShortFilterCode(code) {
 		return model.ShortFilter{}, notFound(what)
 	}
 	var f model.ShortFilter
@@ -126,21 +80,6 @@ func (s *Store) ShortFilter(ctx context.Context, appID uuid.UUID, code string) (
 	}
 	f.CreatedAt = f.CreatedAt.UTC()
 	return f, nil
-}
-
-// checkWebhook refuses a URL that is not absolute http(s) with a host.
-func checkWebhook(raw string) error {
-	if err := checkText("webhook URL", raw); err != nil {
-		return err
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("postgres: webhook URL: %w: %w", sinks.ErrInvalid, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("postgres: webhook URL %q is not an absolute http(s) URL: %w", raw, sinks.ErrInvalid)
-	}
-	return nil
 }
 
 func (s *Store) ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, error) {
@@ -156,7 +95,7 @@ func (s *Store) ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, e
 
 // SetChatApp upserts the team's row; the foreign key makes an unknown team ErrNotFound.
 func (s *Store) SetChatApp(ctx context.Context, c model.ChatApp) error {
-	if err := checkWebhook(c.WebhookURL); err != nil {
+	if err := sinks.CheckWebhook(c.WebhookURL); err != nil {
 		return err
 	}
 	_, err := exec(ctx, s.pool, "set chat app of team "+c.TeamID.String(),

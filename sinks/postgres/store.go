@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -142,13 +141,6 @@ func utcOrZero(t *time.Time) time.Time {
 	return t.UTC()
 }
 
-func checkRole(r model.Role) error {
-	if !r.Valid() {
-		return fmt.Errorf("postgres: role %q is not owner, admin, developer or viewer: %w", r, sinks.ErrInvalid)
-	}
-	return nil
-}
-
 // retention returns the days to store for an app; 0 means the default when allowZero.
 func retention(days int, allowZero bool) (int, error) {
 	if days == 0 && allowZero {
@@ -158,16 +150,4 @@ func retention(days int, allowZero bool) (int, error) {
 		return 0, fmt.Errorf("postgres: retention of %d days is outside 30..365: %w", days, sinks.ErrInvalid)
 	}
 	return days, nil
-}
-
-func checkNewKey(k model.APIKey, app uuid.UUID) error {
-	switch {
-	case k.Key == "":
-		return fmt.Errorf("postgres: empty API key: %w", sinks.ErrInvalid)
-	case k.Revoked:
-		return fmt.Errorf("postgres: a new API key must not be revoked: %w", sinks.ErrInvalid)
-	case k.AppID != app:
-		return fmt.Errorf("postgres: API key of app %s given for app %s: %w", k.AppID, app, sinks.ErrInvalid)
-	}
-	return nil
 }

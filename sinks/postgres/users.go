@@ -156,7 +156,7 @@ func (s *Store) TeamsOfUser(ctx context.Context, userID uuid.UUID) ([]model.Team
 }
 
 func (s *Store) AddMember(ctx context.Context, m model.Member) error {
-	if err := checkRole(m.Role); err != nil {
+	if err := sinks.CheckRole(m.Role); err != nil {
 		return err
 	}
 	_, err := exec(ctx, s.pool, "add user "+m.UserID.String()+" to team "+m.TeamID.String(),
@@ -234,7 +234,7 @@ func checkOtherOwner(ctx context.Context, tx pgx.Tx, teamID, userID uuid.UUID) e
 }
 
 func (s *Store) SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, role model.Role, at time.Time) error {
-	if err := checkRole(role); err != nil {
+	if err := sinks.CheckRole(role); err != nil {
 		return err
 	}
 	return s.inTx(ctx, "set member role", func(tx pgx.Tx) error {
