@@ -60,24 +60,35 @@ func (s *Store) App(ctx context.Context, id uuid.UUID) (model.App, error) {
 }
 
 func (s *Store) AppsOfTeam(ctx context.Context, teamID uuid.UUID) ([]model.App, error) {
-	var out []model.App
+	return listOfTeam(s, ctx, teamID, pTeamApp, pApp, "app", func(a model.App) (time.Time, uuid.UUID) { return a.CreatedAt, a.ID })
+}
+
+// listOfTeam reads the records a team's index names (its apps, its invites), oldest first;
+// ErrNotFound for an unknown team.
+func listOfTeam[T any](s *Store, ctx context.Context, teamID uuid.UUID, index, rows, what string,
+	created func(T) (time.Time, uuid.UUID)) ([]T, error) {
+	var out []T
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		if err := mustExist(txn, key(pTeam, teamID[:]), "team "+teamID.String()); err != nil {
 			return err
 		}
-		for _, appID := range suffixes(txn, key(pTeamApp, teamID[:])) {
-			var a model.App
-			if err := get(txn, key(pApp, appID), &a, "app of team "+teamID.String()); err != nil {
+		for _, id := range suffixes(txn, key(index, teamID[:])) {
+			var v T
+			if err := get(txn, key(rows, id), &v, what+" of team "+teamID.String()); err != nil {
 				return err
 			}
-			out = append(out, a)
+			out = append(out, v)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b model.App) int { return byTime(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b T) int {
+		ta, ia := created(a)
+		tb, ib := created(b)
+		return byTime(ta, tb, ia, ib)
+	})
 	return out, nil
 }
 

@@ -97,25 +97,7 @@ func (s *Store) Invite(ctx context.Context, id uuid.UUID) (model.Invite, error) 
 }
 
 func (s *Store) Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, error) {
-	var out []model.Invite
-	err := s.view(ctx, func(txn *badger.Txn) error {
-		if err := mustExist(txn, key(pTeam, teamID[:]), "team "+teamID.String()); err != nil {
-			return err
-		}
-		for _, id := range suffixes(txn, key(pTeamInvite, teamID[:])) {
-			var inv model.Invite
-			if err := get(txn, key(pInvite, id), &inv, "invite of team "+teamID.String()); err != nil {
-				return err
-			}
-			out = append(out, inv)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b model.Invite) int { return byTime(a.CreatedAt, b.CreatedAt, a.ID, b.ID) })
-	return out, nil
+	return listOfTeam(s, ctx, teamID, pTeamInvite, pInvite, "invite", func(i model.Invite) (time.Time, uuid.UUID) { return i.CreatedAt, i.ID })
 }
 
 // UpdateInvite leaves the team and email alone, so the indexes stay as they are.
