@@ -15,32 +15,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/model/corpus"
+
 	"github.com/google/uuid"
 )
 
-// fixturesDir finds shared/fixtures/measure beside the repository (CI clones the repo with
-// shared/ next to it). A missing corpus fails the test: the real SDK bodies are the point.
+// fixturesDir is the recorded SDK corpus; a missing corpus fails the test: the real SDK bodies
+// are the point.
 func fixturesDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	dir, err := corpus.Dir()
 	if err != nil {
-		tb.Fatalf("getwd: %v", err)
+		tb.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatalf("no go.mod above the working directory: cannot find shared/fixtures")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "measure")
-	if _, err := os.Stat(fx); err != nil {
-		tb.Fatalf("fixtures missing: %v (shared/ must sit beside the repository)", err)
-	}
-	return fx
+	return dir
 }
 
 func readFixture(tb testing.TB, name string) []byte {

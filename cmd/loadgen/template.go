@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/svc-dev/svc/model/corpus"
 
 	"github.com/google/uuid"
 
@@ -314,25 +315,11 @@ func (t *Template) checkParts() error {
 }
 
 // FixturesDir finds ../shared/fixtures/measure beside the repository holding the working
-// directory, as sinks/eventstest does for tests.
+// directory.
 func FixturesDir() (string, error) {
-	dir, err := os.Getwd()
+	dir, err := corpus.Dir()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w; give -dir", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory; give -dir")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "measure")
-	if _, err := os.Stat(fx); err != nil {
-		return "", fmt.Errorf("fixtures not found beside the repository (%w); give -dir", err)
-	}
-	return fx, nil
+	return dir, nil
 }

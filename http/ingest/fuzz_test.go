@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/model/corpus"
+
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -61,7 +63,11 @@ func newEvents(tb testing.TB) *Events {
 }
 
 func fixtureSeeds(f *testing.F) [][]byte {
-	names, _ := filepath.Glob("../../../shared/fixtures/measure/batch_*.json")
+	dir, err := corpus.Dir()
+	if err != nil {
+		f.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "batch_*.json"))
 	var out [][]byte
 	for _, n := range names {
 		b, err := os.ReadFile(n)

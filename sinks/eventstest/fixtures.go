@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-dev/svc/model/corpus"
+
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
@@ -24,29 +26,15 @@ import (
 // spec and tolerates legacy shapes); it maps the current JSON shape field by field so the store
 // tests run on real rows, and fails the test on anything it does not understand.
 
-// FixturesDir finds shared/fixtures/measure beside the repository (CI clones the repo with
-// shared/ next to it), walking up from the working directory to go.mod.
+// FixturesDir is the recorded SDK corpus (shared/fixtures/measure beside the repository); a
+// missing corpus fails the test.
 func FixturesDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	dir, err := corpus.Dir()
 	if err != nil {
-		tb.Fatalf("getwd: %v", err)
+		tb.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatalf("no go.mod above the working directory: cannot find shared/fixtures")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "measure")
-	if _, err := os.Stat(fx); err != nil {
-		tb.Fatalf("fixtures missing: %v (shared/ must sit beside the repository)", err)
-	}
-	return fx
+	return dir
 }
 
 // FixtureBatch decodes one batch_*.json file (name relative to FixturesDir) into the rows a
