@@ -9,6 +9,29 @@ type EventFacts struct {
 	Screen     string  // the screen the event shows (FactsOf)
 	LaunchKind string  // cold, warm or hot for a launch with a usable duration; "" otherwise
 	LaunchMs   float64 // LaunchDuration's milliseconds when LaunchKind is set
+	// Issue is the display of an exception or anr with a group (GroupOf's fields), so group
+	// lists show the latest event's type, message and frame without parsing payloads.
+	Issue IssueDisplay
+}
+
+// IssueDisplay is what a group list shows of one issue event: GroupOf's display fields.
+type IssueDisplay struct {
+	Type       string
+	Message    string
+	MethodName string
+	FileName   string
+	LineNumber int32
+	// Severity is exception.severity as sent, else fatal or handled from the legacy flag;
+	// empty for an anr.
+	Severity string
+}
+
+// Title is the issue title of journey nodes, "type@file_name" ("type" when there is no file).
+func (d *IssueDisplay) Title() string {
+	if d.FileName == "" {
+		return d.Type
+	}
+	return d.Type + "@" + d.FileName
 }
 
 // DeriveFacts computes the facts of e from its type and payload. Only the kinds that carry a
@@ -23,6 +46,8 @@ func DeriveFacts(e *Event) EventFacts {
 	case "exception", "anr":
 		if g, ok := GroupOf(e); ok {
 			f.GroupID, f.Fatal = g.ID, g.Fatal
+			f.Issue = IssueDisplay{Type: g.Type, Message: g.Message, MethodName: g.MethodName,
+				FileName: g.FileName, LineNumber: int32(g.LineNumber), Severity: g.Severity}
 		}
 		f.Foreground = foregroundOf(e.Payload)
 	case "cold_launch", "warm_launch", "hot_launch":

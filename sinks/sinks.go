@@ -69,6 +69,46 @@ type EventStore interface {
 	Close() error
 }
 
+// Analytics answers the dashboard's crash, ANR, journey and health queries over an event
+// store's events. Both event stores implement it; sinks/eventstest checks every method against
+// the Go definitions in model (EventFilter.Match, IssueQuery.MatchIssue, UDExpr.Eval), so that
+// the SQL of one backend and the Go of the other agree. Events are those stored (a row written
+// twice counts once); spans never count. Times are Unix nanoseconds, windows [From, To).
+type Analytics interface {
+	// IssueCells aggregates the issue events matching q into model.IssueCell per (group id,
+	// class, version, bucket): the count, and the latest event (greatest (timestamp, id)) with
+	// its display. With by.Bucketed the bucket is model.BucketStart of the event's time for
+	// by.By, else 0 (one cell per group, class and version over the window). Order: none.
+	IssueCells(ctx context.Context, q *model.IssueQuery, by model.Cells) ([]model.IssueCell, error)
+	// IssueEvents returns a page of the issue events matching q in the instance order
+	// (timestamp descending, then id descending) as model.EventPage says, every field as
+	// stored; at most Limit events (Limit ≥ 1).
+	IssueEvents(ctx context.Context, q *model.IssueQuery, page model.EventPage) ([]model.Event, error)
+	// SessionBuckets counts, per version and bucket of by, the sessions with an event matching
+	// f, and of those the sessions where one of those events is a crash (exception, fatal) and
+	// an ANR. A session with events of two versions or buckets counts in each. Order: none.
+	SessionBuckets(ctx context.Context, f *model.EventFilter, by model.PlotTimeGroup) ([]model.SessionBucket, error)
+	// Metrics fills the store's part of model.MetricsInput (everything but the build sizes)
+	// for the app's events in [from, to): AllSessions, and per side the session counts as
+	// model.MetricsInput.AddSession defines them and the launch summaries (LaunchSummary of the
+	// events' LaunchKind/LaunchMs facts). With sel nil every session and launch is Selected.
+	Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel *model.AppVersion) (model.MetricsInput, error)
+	// FilterValues lists the distinct non-empty attribute values of the app's events (every
+	// stored event; with class set, only that class's issue events), each list sorted
+	// ascending except Versions (model.FilterValues says how).
+	FilterValues(ctx context.Context, app uuid.UUID, class model.IssueClass) (model.FilterValues, error)
+	// SessionWalks calls fn once per session selected by q (model.WalkQuery) with all of the
+	// session's walk events (screen events, and crash and ANR events with a group), ascending by
+	// timestamp. Sessions come in no particular order. fn's slice is reused after it returns.
+	// An error from fn stops the walk and is returned.
+	SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(session uuid.UUID, events []model.WalkEvent) error) error
+	// PathSessions returns, for the n sessions whose latest issue event of the group and class
+	// is the most recent (newest first), the session's events up to and including that issue
+	// event, oldest first, at most steps of them (the last ones), leaving out cpu_usage and
+	// memory_usage events. Every field as stored.
+	PathSessions(ctx context.Context, app uuid.UUID, class model.IssueClass, groupID string, n, steps int) ([][]model.Event, error)
+}
+
 // MetaStore keeps the metadata svc manages: users, teams, memberships, apps, API keys and
 // dashboard sessions.
 //

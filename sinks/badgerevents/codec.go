@@ -40,6 +40,9 @@ const (
 	factGroup  // GroupID follows
 	factScreen // Screen follows
 	factLaunch // LaunchKind and LaunchMs (8 bytes, little-endian float64 bits) follow
+	// factIssue: the Issue display follows (type, message, method, file, zig-zag line,
+	// severity). Added within layout 3: rows written before it never have the bit.
+	factIssue
 )
 
 var errCorrupt = errors.New("badgerevents: corrupt row")
@@ -146,6 +149,9 @@ func appendFacts(b []byte, x *model.EventFacts) []byte {
 	if x.LaunchKind != "" || x.LaunchMs != 0 {
 		f |= factLaunch
 	}
+	if x.Issue != (model.IssueDisplay{}) {
+		f |= factIssue
+	}
 	b = append(b, f)
 	if f&factGroup != 0 {
 		b = appendStr(b, x.GroupID)
@@ -156,6 +162,15 @@ func appendFacts(b []byte, x *model.EventFacts) []byte {
 	if f&factLaunch != 0 {
 		b = appendStr(b, x.LaunchKind)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.LaunchMs))
+	}
+	if f&factIssue != 0 {
+		d := &x.Issue
+		b = appendStr(b, d.Type)
+		b = appendStr(b, d.Message)
+		b = appendStr(b, d.MethodName)
+		b = appendStr(b, d.FileName)
+		b = binary.AppendVarint(b, int64(d.LineNumber))
+		b = appendStr(b, d.Severity)
 	}
 	return b
 }
@@ -292,7 +307,7 @@ func (r *reader) f64() float64 {
 
 func (r *reader) facts(x *model.EventFacts) {
 	f := r.byte()
-	if f&^(factFatal|factForeground|factGroup|factScreen|factLaunch) != 0 {
+	if f&^(factFatal|factForeground|factGroup|factScreen|factLaunch|factIssue) != 0 {
 		r.fail()
 		return
 	}
@@ -306,6 +321,12 @@ func (r *reader) facts(x *model.EventFacts) {
 	if f&factLaunch != 0 {
 		x.LaunchKind = r.str()
 		x.LaunchMs = r.f64()
+	}
+	if f&factIssue != 0 {
+		d := &x.Issue
+		d.Type, d.Message, d.MethodName, d.FileName = r.str(), r.str(), r.str(), r.str()
+		d.LineNumber = int32(r.varint())
+		d.Severity = r.str()
 	}
 }
 

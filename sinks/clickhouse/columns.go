@@ -227,6 +227,9 @@ type eventCols struct {
 	groupID, screen, launchKind []string
 	fatal, foreground           []uint8
 	launchMs                    []float64
+	// The issue display facts (migration 00004).
+	issueType, issueMessage, issueMethod, issueFile, severity []string
+	issueLine                                                 []int32
 }
 
 func newEventCols(n, udTotal, attTotal int) *eventCols {
@@ -240,6 +243,8 @@ func newEventCols(n, udTotal, attTotal int) *eventCols {
 		attPaths: make([][]string, n), attSizes: make([][]int64, n),
 		groupID: make([]string, n), screen: make([]string, n), launchKind: make([]string, n),
 		fatal: make([]uint8, n), foreground: make([]uint8, n), launchMs: make([]float64, n),
+		issueType: make([]string, n), issueMessage: make([]string, n), issueMethod: make([]string, n),
+		issueFile: make([]string, n), severity: make([]string, n), issueLine: make([]int32, n),
 	}
 	c.attIDs[0], c.attSizes[0] = make([]uuid.UUID, attTotal), make([]int64, attTotal)
 	for _, a := range c.attStrs() {
@@ -276,6 +281,12 @@ func (c *eventCols) cols() []col {
 		col{name: "screen", values: c.screen, ptr: &c.screen[0]},
 		col{name: "launch_kind", values: c.launchKind, ptr: &c.launchKind[0]},
 		col{name: "launch_ms", values: c.launchMs, ptr: &c.launchMs[0]},
+		col{name: "issue_type", values: c.issueType, ptr: &c.issueType[0]},
+		col{name: "issue_message", values: c.issueMessage, ptr: &c.issueMessage[0]},
+		col{name: "issue_method", values: c.issueMethod, ptr: &c.issueMethod[0]},
+		col{name: "issue_file", values: c.issueFile, ptr: &c.issueFile[0]},
+		col{name: "issue_line", values: c.issueLine, ptr: &c.issueLine[0]},
+		col{name: "severity", values: c.severity, ptr: &c.severity[0]},
 	)
 }
 
@@ -288,6 +299,9 @@ func (c *eventCols) set(i int, e *model.Event) {
 	f := &e.Facts
 	c.groupID[i], c.screen[i], c.launchKind[i] = f.GroupID, f.Screen, f.LaunchKind
 	c.fatal[i], c.foreground[i], c.launchMs[i] = b2u(f.Fatal), b2u(f.Foreground), f.LaunchMs
+	d := &f.Issue
+	c.issueType[i], c.issueMessage[i], c.issueMethod[i] = d.Type, d.Message, d.MethodName
+	c.issueFile[i], c.issueLine[i], c.severity[i] = d.FileName, d.LineNumber, d.Severity
 	// Attachments: windows into flat slices, as for user-defined attributes.
 	n := len(e.Attachments)
 	ids, sizes := c.attIDs[i], c.attSizes[i]
@@ -324,7 +338,9 @@ func (c *eventCols) get(i int) model.Event {
 		Attribute: c.attrs.get(i), UserDefined: c.ud.get(i),
 		Facts: model.EventFacts{GroupID: c.groupID[i], Fatal: c.fatal[i] != 0,
 			Foreground: c.foreground[i] != 0, Screen: c.screen[i], LaunchKind: c.launchKind[i],
-			LaunchMs: c.launchMs[i]},
+			LaunchMs: c.launchMs[i], Issue: model.IssueDisplay{Type: c.issueType[i],
+				Message: c.issueMessage[i], MethodName: c.issueMethod[i], FileName: c.issueFile[i],
+				LineNumber: c.issueLine[i], Severity: c.severity[i]}},
 	}
 	if len(c.payload[i]) > 0 {
 		// The driver's scan may alias its own buffer: copy.
