@@ -64,7 +64,9 @@ func TestDeriveFactsFixtures(t *testing.T) {
 		if e.Type != c.kind {
 			t.Fatalf("%s is a %s, want %s", c.id, e.Type, c.kind)
 		}
-		if got := DeriveFacts(e); got != c.want {
+		got := DeriveFacts(e)
+		got.Issue = IssueDisplay{} // checked against GroupOf in TestDeriveFactsAgrees
+		if got != c.want {
 			t.Errorf("%s %s:\n got %+v\nwant %+v", c.kind, c.id, got, c.want)
 		}
 	}
@@ -77,6 +79,14 @@ func TestDeriveFactsAgrees(t *testing.T) {
 		g, grouped := GroupOf(e)
 		if f.GroupID != g.ID || f.Fatal != g.Fatal || grouped != (f.GroupID != "") {
 			t.Errorf("%s %s: facts %+v, group %+v", e.Type, id, f, g)
+		}
+		want := IssueDisplay{}
+		if grouped {
+			want = IssueDisplay{Type: g.Type, Message: g.Message, MethodName: g.MethodName,
+				FileName: g.FileName, LineNumber: int32(g.LineNumber), Severity: g.Severity}
+		}
+		if f.Issue != want || grouped && f.Issue.Title() != g.Title() {
+			t.Errorf("%s %s: issue display %+v, group %+v", e.Type, id, f.Issue, g)
 		}
 		if sf := FactsOf(e); f.Screen != sf.Screen || (e.Type == "exception" && f.Fatal != sf.Fatal) {
 			t.Errorf("%s %s: facts %+v, session facts %+v", e.Type, id, f, sf)

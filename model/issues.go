@@ -71,7 +71,7 @@ type EventFilter struct {
 	// Countries: events carry no country (svc does not geolocate), so a non-empty list
 	// matches nothing.
 	Countries, DeviceNames, DeviceManufacturers, Locales []string
-	NetworkProviders, NetworkTypes, NetworkGenerations    []string
+	NetworkProviders, NetworkTypes, NetworkGenerations   []string
 	// UD is a parsed ud_expression (UDExpr.Eval on the event's user-defined attributes).
 	UD *UDExpr
 }
@@ -217,8 +217,8 @@ type EventPage struct {
 // sessions with an event (spans excluded) matching the filter, and of those the sessions with
 // a fatal crash and with an ANR among those events.
 type SessionBucket struct {
-	Version                   AppVersion
-	Bucket                    int64 // BucketStart in Unix ns
+	Version                    AppVersion
+	Bucket                     int64 // BucketStart in Unix ns
 	Sessions, Crashed, WithANR uint64
 }
 
