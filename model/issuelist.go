@@ -1,0 +1,212 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"sort"
+
+	"github.com/google/uuid"
+)
+
+// GroupRow is one issue group of a list: the merge of its cells in the window.
+type GroupRow struct {
+	ID    string
+	Count uint64
+	// Percentage is Count's share of all rows' counts, rounded to two decimals.
+	Percentage float64
+	// LastTime and LastID are the group's latest event in the window; Last is its display and
+	// LastClass its class (the errorGroups error_type).
+	LastTime  int64
+	LastID    uuid.UUID
+	Last      IssueDisplay
+	LastClass IssueClass
+}
+
+// MergeGroups merges cells into one row per group id, whatever their class, version or
+// bucket: counts add up and the latest event (IssueCell.Later) gives the display. Rows are
+// ordered by count descending, then latest event descending, then id (DESIGN.md §7).
+func MergeGroups(cells []IssueCell) []GroupRow {
+	idx := make(map[string]int, len(cells))
+	var rows []GroupRow
+	var total uint64
+	for i := range cells {
+		c := &cells[i]
+		if c.Count == 0 {
+			continue
+		}
+		total += c.Count
+		j, ok := idx[c.GroupID]
+		if !ok {
+			idx[c.GroupID] = len(rows)
+			rows = append(rows, GroupRow{ID: c.GroupID, Count: c.Count, LastTime: c.LastTime,
+				LastID: c.LastID, Last: c.Last, LastClass: c.Class})
+			continue
+		}
+		r := &rows[j]
+		r.Count += c.Count
+		if c.LastTime > r.LastTime || c.LastTime == r.LastTime && uuidLess(r.LastID, c.LastID) {
+			r.LastTime, r.LastID, r.Last, r.LastClass = c.LastTime, c.LastID, c.Last, c.Class
+		}
+	}
+	for i := range rows {
+		rows[i].Percentage = math.Round(float64(rows[i].Count)*100/float64(total)*100) / 100
+	}
+	sort.Slice(rows, func(a, b int) bool {
+		x, y := &rows[a], &rows[b]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		if x.LastTime != y.LastTime {
+			return x.LastTime > y.LastTime
+		}
+		return x.ID < y.ID
+	})
+	return rows
+}
+
+// Keyset paging errors, for 400 answers.
+var (
+	ErrPageKey   = errors.New("key_id is not an item of this list (it may have left the window): start again without key_id")
+	ErrPageLimit = errors.New("a negative limit pages backward from key_id, so it needs key_id")
+)
+
+// Page is a window [Start, End) of a list with what lies around it.
+type Page struct {
+	Start, End     int
+	Next, Previous bool
+}
+
+// PageOf finds the page of a list of n items for keyset paging: key is the index of the key
+// item (-1 without key_id), limit the number of items (negative: the items just before the
+// key). Next and Previous say whether items exist after and before the page.
+func PageOf(n, key, limit int) (Page, error) {
+	var p Page
+	switch {
+	case key < 0 && limit < 0:
+		return p, ErrPageLimit
+	case key < 0:
+		p.Start, p.End = 0, min(limit, n)
+	case limit >= 0:
+		p.Start = key + 1
+		p.End = min(p.Start+limit, n)
+	default:
+		p.End = key
+		p.Start = max(0, key+limit)
+	}
+	p.Previous = p.Start > 0
+	p.Next = p.End < n
+	return p, nil
+}
+
+// PageGroups pages rows by key_id (the id of the last item of the previous page, or of the
+// first item of the current page when limit is negative).
+func PageGroups(rows []GroupRow, keyID string, limit int) ([]GroupRow, Page, error) {
+	key := -1
+	if keyID != "" {
+		for i := range rows {
+			if rows[i].ID == keyID {
+				key = i
+				break
+			}
+		}
+		if key < 0 {
+			return nil, Page{}, ErrPageKey
+		}
+	}
+	p, err := PageOf(len(rows), key, limit)
+	if err != nil {
+		return nil, p, err
+	}
+	return rows[p.Start:p.End], p, nil
+}
+
+// MaxWalkEdges bounds the distinct moves a session's walk remembers: a session that makes more
+// distinct moves than this counts no further new ones (in live answers and store answers alike).
+const MaxWalkEdges = 500
+
+// Walk follows one session's screens in time order for journeys (DESIGN.md §7): a move from
+// one screen to the next counts once per session, on its first occurrence; repeats of a screen
+// are no move. The session actor keeps a Walk live and store queries replay one per session,
+// so both count the same moves at the same times.
+type Walk struct {
+	Screen string   // the screen shown now ("" before the first)
+	Edges  []string // the distinct moves made so far, as MoveKey
+}
+
+// MoveKey is the text form of a move in Walk.Edges.
+func MoveKey(from, to string) string { return from + "\x00" + to }
+
+// Step advances the walk to screen. first is true when this is a move the session had not
+// made before (the one to count); from is the screen it left.
+func (w *Walk) Step(screen string) (from string, first bool) {
+	if screen == "" || screen == w.Screen {
+		return "", false
+	}
+	from, w.Screen = w.Screen, screen
+	if from == "" {
+		return "", false
+	}
+	k := MoveKey(from, screen)
+	for _, e := range w.Edges {
+		if e == k {
+			return from, false
+		}
+	}
+	if len(w.Edges) >= MaxWalkEdges {
+		return from, false
+	}
+	w.Edges = append(w.Edges, k)
+	return from, true
+}
+
+// JourneyKind is the journey issue kind of a class: JourneyCrash, JourneyANR, or "" for a
+// class journeys leave out (handled exceptions).
+func JourneyKind(c IssueClass) string {
+	switch c {
+	case ClassCrash:
+		return JourneyCrash
+	case ClassANR:
+		return JourneyANR
+	}
+	return ""
+}
+
+// WalkSession replays one session's walk events (ascending by time) and reports each first
+// move, with the event that made it, and each issue with the screen it happened on.
+func WalkSession(events []WalkEvent, move func(from string, at *WalkEvent), issue func(screen string, at *WalkEvent)) {
+	var w Walk
+	for i := range events {
+		e := &events[i]
+		if e.Screen != "" {
+			if from, first := w.Step(e.Screen); first {
+				move(from, e)
+			}
+			continue
+		}
+		if e.GroupID != "" && JourneyKind(e.Class) != "" {
+			issue(w.Screen, e)
+		}
+	}
+}
+
+// AddSessionWalk adds one session's moves and issues that keep accepts to g. With group set,
+// only the issues of that group count (the group journey plots).
+func (g *JourneyGraph) AddSessionWalk(events []WalkEvent, keep func(*WalkEvent) bool, group string) {
+	WalkSession(events, func(from string, at *WalkEvent) {
+		if keep(at) {
+			g.AddTransition(from, at.Screen)
+		}
+	}, func(screen string, at *WalkEvent) {
+		if keep(at) && (group == "" || at.GroupID == group) {
+			g.AddIssue(screen, JourneyKind(at.Class), at.GroupID, at.Title)
+		}
+	})
+}
+
+// KeepWalkEvent is the journey window: events in [from, to) of one of versions (any when empty).
+func KeepWalkEvent(from, to int64, versions []AppVersion) func(*WalkEvent) bool {
+	return func(e *WalkEvent) bool {
+		return e.Timestamp >= from && e.Timestamp < to &&
+			(len(versions) == 0 || hasVersion(versions, e.Version.Name, e.Version.Code))
+	}
+}
