@@ -164,7 +164,8 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 	spans := eventstest.RealisticSpans(t, app, 40)
 	old := func(cols []col) []col {
 		return slices.DeleteFunc(cols, func(c col) bool {
-			return slices.Contains(columns00002, c.name) || slices.Contains(columns00003, c.name)
+			return slices.Contains(columns00002, c.name) || slices.Contains(columns00003, c.name) ||
+				slices.Contains(columns00004, c.name)
 		})
 	}
 	var ud, att int
@@ -250,6 +251,9 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 // columns00003 are the columns migration 00003 adds: the derived facts.
 var columns00003 = []string{"group_id", "fatal", "foreground", "screen", "launch_kind", "launch_ms"}
 
+// columns00004 are the columns migration 00004 adds: the issue display facts.
+var columns00004 = []string{"issue_type", "issue_message", "issue_method", "issue_file", "issue_line", "severity"}
+
 // Rows written before migration 00003, by the code of that time (without the facts columns),
 // read after it with zero Facts; the migration's Down and Up run on 18.16 with such rows in place,
 // and rows written after it keep their Facts.
@@ -283,7 +287,9 @@ func TestMigration00003KeepsOldRows(t *testing.T) {
 	for i := range events {
 		ec.set(i, &events[i])
 	}
-	old := slices.DeleteFunc(ec.cols(), func(c col) bool { return slices.Contains(columns00003, c.name) })
+	old := slices.DeleteFunc(ec.cols(), func(c col) bool {
+		return slices.Contains(columns00003, c.name) || slices.Contains(columns00004, c.name)
+	})
 	if err := s.insert(ctxT(t), "events", old); err != nil {
 		t.Fatalf("insert with the 00002 columns: %v", err)
 	}

@@ -82,7 +82,7 @@ func sizeExpr(cols []col) (string, error) {
 			} else {
 				fixed += 8
 			}
-		case []float32:
+		case []float32, []int32:
 			fixed += 4
 		case []uint16:
 			fixed += 2
