@@ -34,7 +34,7 @@ func newDirB(t testing.TB, idle time.Duration) (*System, *LocalDirectory, Snapsh
 	snaps := Snapshots{DB: db}
 	var dir *LocalDirectory
 	dir = NewLocalDirectory(sys, map[Kind]Producer{
-		KindApp:     AppProducer(),
+		KindApp:     AppProducer(nil, slog.Default()),
 		KindSession: SessionProducer(func() Directory { return dir }, snaps, idle, quiet),
 	})
 	t.Cleanup(func() { dir.StopAll(5 * time.Second); sys.Shutdown(); db.Close() })
@@ -70,7 +70,7 @@ func TestSessionOrderingAcrossBatches(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", st.name, err)
 			}
-			in.Distribute(app, st.batch, nil, 0, 0)
+			in.Distribute(app, st.batch, nil, 0, 0, false)
 		} else if !errors.As(err, &oe) || oe.SessionID != sess {
 			t.Fatalf("%s: want SessionOrderError, got %v", st.name, err)
 		}
@@ -78,7 +78,7 @@ func TestSessionOrderingAcrossBatches(t *testing.T) {
 
 	// A session that got events before its session_start arrives refuses the late start.
 	late := uuid.New()
-	in.Distribute(app, []model.Event{ev(late, "custom", 50*s, `{"name":"x"}`)}, nil, 0, 0)
+	in.Distribute(app, []model.Event{ev(late, "custom", 50*s, `{"name":"x"}`)}, nil, 0, 0, false)
 	var oe *SessionOrderError
 	if err := in.CheckSessions(ctx, app, []model.Event{ev(late, "session_start", 60*s, `{}`)}); !errors.As(err, &oe) {
 		t.Fatalf("late session_start: %v", err)
@@ -114,7 +114,7 @@ func TestSessionJourneyAndPassivation(t *testing.T) {
 		ev(sess, "lifecycle_activity", 1, `{"type":"created","class_name":"A"}`),
 		ev(sess, "lifecycle_activity", 2, `{"type":"resumed","class_name":"A"}`),
 		ev(sess, "exception", 4, `{"handled":false}`),
-	}, nil, 0, 0)
+	}, nil, 0, 0, false)
 	st := sessionState(t, dir, id)
 	if len(st.Screens) != 2 || st.Screens[0] != "A" || st.Screens[1] != "B" || !st.Crashed {
 		t.Fatalf("state %+v", st)

@@ -34,6 +34,13 @@ type FlushOptions struct {
 
 type flushTick struct{}
 
+// FlushNow asks the flusher to write what it holds now; it responds with a FlushNowReply once
+// the write succeeded or failed. Start-up uses it to know the spool's replayed rows are stored.
+type FlushNow struct{}
+
+// FlushNowReply answers FlushNow: nil when nothing is held any more.
+type FlushNowReply struct{ Err error }
+
 type pendingAck struct {
 	seq     uint64
 	bodyLen int
@@ -129,6 +136,12 @@ func (f *flusher) Receive(ctx actor.Context) {
 		if f.rows() >= f.opts.MaxRows && time.Now().After(f.retryAt) {
 			f.flush()
 		}
+	case FlushNow:
+		var err error
+		if len(f.acks) > 0 {
+			err = f.flush()
+		}
+		ctx.Respond(FlushNowReply{Err: err})
 	case flushTick:
 		if len(f.acks) > 0 && time.Since(f.last) >= f.opts.Interval && time.Now().After(f.retryAt) {
 			f.flush()
@@ -142,7 +155,7 @@ func (f *flusher) Receive(ctx actor.Context) {
 }
 
 // flush writes everything held, in chunks of MaxRows, then acknowledges the spool records.
-func (f *flusher) flush() {
+func (f *flusher) flush() error {
 	start := time.Now()
 	f.last = start
 	err := f.write()
@@ -157,7 +170,7 @@ func (f *flusher) flush() {
 		f.retryAt = time.Now().Add(f.backoff)
 		f.log.Warn("event store write failed; rows kept for retry", "error", err.Error(),
 			"rows_held", f.rows(), "retry_in", f.backoff.String())
-		return
+		return err
 	}
 	if f.backoff != 0 {
 		f.log.Info("event store writes recovered")
@@ -172,6 +185,7 @@ func (f *flusher) flush() {
 	clear(f.spans)
 	f.events, f.spans, f.acks = f.events[:0], f.spans[:0], f.acks[:0]
 	f.m.Held.Set(0)
+	return nil
 }
 
 // write stores every held row. Rows already written by an earlier, failed attempt are written

@@ -79,17 +79,18 @@ func (in *Ingest) CheckSessions(ctx context.Context, app uuid.UUID, events []mod
 	return nil
 }
 
-// Distribute tells the actors about a batch that is durable in the spool record seq.
-func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.Span, seq uint64, bodyLen int) {
+// Distribute tells the actors about a batch that is durable in the spool record seq. replay
+// says it comes from the spool at start-up (the app actor's rebuild counts it, not the batch).
+func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.Span, seq uint64, bodyLen int, replay bool) {
 	appID := app.String()
-	summary := &actorpb.AppBatch{Events: uint32(len(events)), Spans: uint32(len(spans)), Types: map[string]uint32{}}
+	summary := &actorpb.AppBatch{Events: uint32(len(events)), Spans: uint32(len(spans)), Types: map[string]uint32{}, Replay: replay}
 	// The derived facts are computed here, once per event, and travel with the events to the
 	// flusher and the stores; the session facts below are read from them.
 	for i := range events {
 		events[i].Facts = model.DeriveFacts(&events[i])
 	}
 	for _, s := range groupSessions(events) {
-		msg := &actorpb.SessionEvents{AppId: app[:], Events: make([]*actorpb.SessionEvent, 0, len(s.idx))}
+		msg := &actorpb.SessionEvents{AppId: app[:], Events: make([]*actorpb.SessionEvent, 0, len(s.idx)), Replay: replay}
 		for _, i := range s.idx {
 			e := &events[i]
 			msg.Events = append(msg.Events, sessionEvent(e))
@@ -107,16 +108,42 @@ func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.
 		sid := s.id
 		summary.Sessions = append(summary.Sessions, sid[:])
 	}
+	var cells []model.IssueCell
 	for i := range events {
 		e := &events[i]
 		summary.Types[e.Type]++
 		summary.First, summary.Last = widen(summary.First, summary.Last, e.Timestamp)
+		if c := model.ClassOf(e.Type, &e.Facts); c != 0 {
+			cells = addCell(cells, e, c)
+		}
+	}
+	for i := range cells {
+		summary.Cells = append(summary.Cells, CellProto(&cells[i]))
 	}
 	for i := range spans {
 		summary.First, summary.Last = widen(summary.First, summary.Last, spans[i].StartTime)
 	}
 	in.Dir.Tell(KindApp, appID, summary)
 	in.Root.Send(in.Flusher, &FlushItem{Events: events, Spans: spans, Seq: seq, BodyLen: bodyLen})
+}
+
+// addCell counts an issue event into the batch's day cells (a batch holds few issues, so a
+// linear search beats a map).
+func addCell(cells []model.IssueCell, e *model.Event, class model.IssueClass) []model.IssueCell {
+	v := model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
+	d := dayOf(e.Timestamp)
+	for i := range cells {
+		c := &cells[i]
+		if c.GroupID == e.Facts.GroupID && c.Class == class && c.Version == v && c.Bucket == d {
+			c.Count++
+			if c.Later(e.Timestamp, e.ID) {
+				c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
+			}
+			return cells
+		}
+	}
+	return append(cells, model.IssueCell{GroupID: e.Facts.GroupID, Class: class, Version: v, Bucket: d,
+		Count: 1, LastTime: e.Timestamp, LastID: e.ID, Last: e.Facts.Issue})
 }
 
 // sessionEvent is what a session actor is told of e, from its derived facts: only a foreground
@@ -126,6 +153,12 @@ func sessionEvent(e *model.Event) *actorpb.SessionEvent {
 		Fatal: e.Facts.Fatal && e.Type == "exception", Anr: e.Type == "anr"}
 	if e.Type == "lifecycle_app" {
 		se.Foreground = model.FactsOf(e).Foreground
+	}
+	if se.Screen != "" || e.Facts.GroupID != "" {
+		se.Version = &actorpb.Version{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
+	}
+	if c := model.ClassOf(e.Type, &e.Facts); c != 0 {
+		se.GroupId, se.Class, se.Title = e.Facts.GroupID, uint32(c), e.Facts.Issue.Title()
 	}
 	return se
 }

@@ -239,7 +239,11 @@ type SessionEvent struct {
 	Screen        string                 `protobuf:"bytes,3,opt,name=screen,proto3" json:"screen,omitempty"` // the screen the event shows, for journey kinds; empty otherwise
 	Fatal         bool                   `protobuf:"varint,4,opt,name=fatal,proto3" json:"fatal,omitempty"`  // a crash: an unhandled exception
 	Anr           bool                   `protobuf:"varint,5,opt,name=anr,proto3" json:"anr,omitempty"`
-	Foreground    int32                  `protobuf:"varint,6,opt,name=foreground,proto3" json:"foreground,omitempty"` // lifecycle_app: 1 foreground, 2 background; 0 no change
+	Foreground    int32                  `protobuf:"varint,6,opt,name=foreground,proto3" json:"foreground,omitempty"`         // lifecycle_app: 1 foreground, 2 background; 0 no change
+	Version       *Version               `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`                // attribute.app_version and app_build
+	GroupId       string                 `protobuf:"bytes,8,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"` // an issue event's group id; empty otherwise
+	Class         uint32                 `protobuf:"varint,9,opt,name=class,proto3" json:"class,omitempty"`                   // its model.IssueClass
+	Title         string                 `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`                   // its journey title (type@file)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,18 +320,100 @@ func (x *SessionEvent) GetForeground() int32 {
 	return 0
 }
 
+func (x *SessionEvent) GetVersion() *Version {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
+func (x *SessionEvent) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
+}
+
+func (x *SessionEvent) GetClass() uint32 {
+	if x != nil {
+		return x.Class
+	}
+	return 0
+}
+
+func (x *SessionEvent) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+// Version is an app version: version name and version code.
+type Version struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Code          string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Version) Reset() {
+	*x = Version{}
+	mi := &file_messages_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Version) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Version) ProtoMessage() {}
+
+func (x *Version) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Version.ProtoReflect.Descriptor instead.
+func (*Version) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Version) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Version) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
 // SessionEvents carries the accepted events of one session from one batch, in time order.
 type SessionEvents struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
 	Events        []*SessionEvent        `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"` // replayed from the spool at start-up: already counted by the app actor's rebuild
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionEvents) Reset() {
 	*x = SessionEvents{}
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +425,7 @@ func (x *SessionEvents) String() string {
 func (*SessionEvents) ProtoMessage() {}
 
 func (x *SessionEvents) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +438,7 @@ func (x *SessionEvents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvents.ProtoReflect.Descriptor instead.
 func (*SessionEvents) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{5}
+	return file_messages_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SessionEvents) GetAppId() []byte {
@@ -369,6 +455,13 @@ func (x *SessionEvents) GetEvents() []*SessionEvent {
 	return nil
 }
 
+func (x *SessionEvents) GetReplay() bool {
+	if x != nil {
+		return x.Replay
+	}
+	return false
+}
+
 // SessionState is a session actor's state: its reply to StateRequest and its snapshot in
 // Badger while passivated.
 type SessionState struct {
@@ -383,13 +476,14 @@ type SessionState struct {
 	Crashed       bool                   `protobuf:"varint,8,opt,name=crashed,proto3" json:"crashed,omitempty"`
 	Anr           bool                   `protobuf:"varint,9,opt,name=anr,proto3" json:"anr,omitempty"`
 	Foreground    bool                   `protobuf:"varint,10,opt,name=foreground,proto3" json:"foreground,omitempty"`
+	Edges         []string               `protobuf:"bytes,11,rep,name=edges,proto3" json:"edges,omitempty"` // the journey moves made so far (model.Walk.Edges)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionState) Reset() {
 	*x = SessionState{}
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +495,7 @@ func (x *SessionState) String() string {
 func (*SessionState) ProtoMessage() {}
 
 func (x *SessionState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +508,7 @@ func (x *SessionState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
 func (*SessionState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{6}
+	return file_messages_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SessionState) GetAppId() []byte {
@@ -487,6 +581,13 @@ func (x *SessionState) GetForeground() bool {
 	return false
 }
 
+func (x *SessionState) GetEdges() []string {
+	if x != nil {
+		return x.Edges
+	}
+	return nil
+}
+
 // AppBatch tells an app actor what one accepted batch held.
 type AppBatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -496,13 +597,15 @@ type AppBatch struct {
 	Types         map[string]uint32      `protobuf:"bytes,4,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // events per type
 	First         int64                  `protobuf:"varint,5,opt,name=first,proto3" json:"first,omitempty"`                                                                           // earliest event or span time, Unix nanoseconds
 	Last          int64                  `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`                                                                             // latest
+	Cells         []*IssueCell           `protobuf:"bytes,7,rep,name=cells,proto3" json:"cells,omitempty"`                                                                            // the batch's issue events as day cells
+	Replay        bool                   `protobuf:"varint,8,opt,name=replay,proto3" json:"replay,omitempty"`                                                                         // replayed from the spool at start-up (see SessionEvents)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppBatch) Reset() {
 	*x = AppBatch{}
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +617,7 @@ func (x *AppBatch) String() string {
 func (*AppBatch) ProtoMessage() {}
 
 func (x *AppBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +630,7 @@ func (x *AppBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBatch.ProtoReflect.Descriptor instead.
 func (*AppBatch) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{7}
+	return file_messages_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AppBatch) GetEvents() uint32 {
@@ -572,31 +675,55 @@ func (x *AppBatch) GetLast() int64 {
 	return 0
 }
 
-// ScreenTransition tells an app actor that a session moved from one screen to the next.
-type ScreenTransition struct {
+func (x *AppBatch) GetCells() []*IssueCell {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+func (x *AppBatch) GetReplay() bool {
+	if x != nil {
+		return x.Replay
+	}
+	return false
+}
+
+// IssueCell is a model.IssueCell: issue events of one group, class, version and bucket.
+type IssueCell struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     []byte                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
-	To            string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	GroupId       string                 `protobuf:"bytes,1,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	Class         uint32                 `protobuf:"varint,2,opt,name=class,proto3" json:"class,omitempty"`
+	Version       *Version               `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	Bucket        int64                  `protobuf:"varint,4,opt,name=bucket,proto3" json:"bucket,omitempty"` // bucket start, Unix nanoseconds (UTC day for the app actor's cells)
+	Count         uint64                 `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	LastTime      int64                  `protobuf:"varint,6,opt,name=last_time,json=lastTime,proto3" json:"last_time,omitempty"`
+	LastId        []byte                 `protobuf:"bytes,7,opt,name=last_id,json=lastId,proto3" json:"last_id,omitempty"`
+	Type          string                 `protobuf:"bytes,8,opt,name=type,proto3" json:"type,omitempty"`
+	Message       string                 `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	MethodName    string                 `protobuf:"bytes,10,opt,name=method_name,json=methodName,proto3" json:"method_name,omitempty"`
+	FileName      string                 `protobuf:"bytes,11,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
+	LineNumber    int32                  `protobuf:"varint,12,opt,name=line_number,json=lineNumber,proto3" json:"line_number,omitempty"`
+	Severity      string                 `protobuf:"bytes,13,opt,name=severity,proto3" json:"severity,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ScreenTransition) Reset() {
-	*x = ScreenTransition{}
-	mi := &file_messages_proto_msgTypes[8]
+func (x *IssueCell) Reset() {
+	*x = IssueCell{}
+	mi := &file_messages_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ScreenTransition) String() string {
+func (x *IssueCell) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ScreenTransition) ProtoMessage() {}
+func (*IssueCell) ProtoMessage() {}
 
-func (x *ScreenTransition) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[8]
+func (x *IssueCell) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,30 +734,571 @@ func (x *ScreenTransition) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ScreenTransition.ProtoReflect.Descriptor instead.
-func (*ScreenTransition) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{8}
+// Deprecated: Use IssueCell.ProtoReflect.Descriptor instead.
+func (*IssueCell) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *ScreenTransition) GetSessionId() []byte {
+func (x *IssueCell) GetGroupId() string {
 	if x != nil {
-		return x.SessionId
+		return x.GroupId
+	}
+	return ""
+}
+
+func (x *IssueCell) GetClass() uint32 {
+	if x != nil {
+		return x.Class
+	}
+	return 0
+}
+
+func (x *IssueCell) GetVersion() *Version {
+	if x != nil {
+		return x.Version
 	}
 	return nil
 }
 
-func (x *ScreenTransition) GetFrom() string {
+func (x *IssueCell) GetBucket() int64 {
+	if x != nil {
+		return x.Bucket
+	}
+	return 0
+}
+
+func (x *IssueCell) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *IssueCell) GetLastTime() int64 {
+	if x != nil {
+		return x.LastTime
+	}
+	return 0
+}
+
+func (x *IssueCell) GetLastId() []byte {
+	if x != nil {
+		return x.LastId
+	}
+	return nil
+}
+
+func (x *IssueCell) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *IssueCell) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *IssueCell) GetMethodName() string {
+	if x != nil {
+		return x.MethodName
+	}
+	return ""
+}
+
+func (x *IssueCell) GetFileName() string {
+	if x != nil {
+		return x.FileName
+	}
+	return ""
+}
+
+func (x *IssueCell) GetLineNumber() int32 {
+	if x != nil {
+		return x.LineNumber
+	}
+	return 0
+}
+
+func (x *IssueCell) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
+// JourneyUpdate tells an app actor a session's first moves between screens and the screens
+// its crashes and ANRs happened on, from one batch (model.WalkSession).
+type JourneyUpdate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Moves         []*JourneyMove         `protobuf:"bytes,1,rep,name=moves,proto3" json:"moves,omitempty"`
+	Issues        []*JourneyIssue        `protobuf:"bytes,2,rep,name=issues,proto3" json:"issues,omitempty"`
+	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JourneyUpdate) Reset() {
+	*x = JourneyUpdate{}
+	mi := &file_messages_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JourneyUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JourneyUpdate) ProtoMessage() {}
+
+func (x *JourneyUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JourneyUpdate.ProtoReflect.Descriptor instead.
+func (*JourneyUpdate) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *JourneyUpdate) GetMoves() []*JourneyMove {
+	if x != nil {
+		return x.Moves
+	}
+	return nil
+}
+
+func (x *JourneyUpdate) GetIssues() []*JourneyIssue {
+	if x != nil {
+		return x.Issues
+	}
+	return nil
+}
+
+func (x *JourneyUpdate) GetReplay() bool {
+	if x != nil {
+		return x.Replay
+	}
+	return false
+}
+
+// JourneyMove is a session's first move from one screen to another.
+type JourneyMove struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	Timestamp     int64                  `protobuf:"varint,3,opt,name=timestamp,proto3" json:"timestamp,omitempty"` // of the event that showed `to`
+	Version       *Version               `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JourneyMove) Reset() {
+	*x = JourneyMove{}
+	mi := &file_messages_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JourneyMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JourneyMove) ProtoMessage() {}
+
+func (x *JourneyMove) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JourneyMove.ProtoReflect.Descriptor instead.
+func (*JourneyMove) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *JourneyMove) GetFrom() string {
 	if x != nil {
 		return x.From
 	}
 	return ""
 }
 
-func (x *ScreenTransition) GetTo() string {
+func (x *JourneyMove) GetTo() string {
 	if x != nil {
 		return x.To
 	}
 	return ""
+}
+
+func (x *JourneyMove) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *JourneyMove) GetVersion() *Version {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
+// JourneyIssue is a crash or ANR and the screen shown when it happened ("" for none yet).
+type JourneyIssue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Screen        string                 `protobuf:"bytes,1,opt,name=screen,proto3" json:"screen,omitempty"`
+	GroupId       string                 `protobuf:"bytes,2,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	Class         uint32                 `protobuf:"varint,3,opt,name=class,proto3" json:"class,omitempty"`
+	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Timestamp     int64                  `protobuf:"varint,5,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	Version       *Version               `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JourneyIssue) Reset() {
+	*x = JourneyIssue{}
+	mi := &file_messages_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JourneyIssue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JourneyIssue) ProtoMessage() {}
+
+func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JourneyIssue.ProtoReflect.Descriptor instead.
+func (*JourneyIssue) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *JourneyIssue) GetScreen() string {
+	if x != nil {
+		return x.Screen
+	}
+	return ""
+}
+
+func (x *JourneyIssue) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
+}
+
+func (x *JourneyIssue) GetClass() uint32 {
+	if x != nil {
+		return x.Class
+	}
+	return 0
+}
+
+func (x *JourneyIssue) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *JourneyIssue) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *JourneyIssue) GetVersion() *Version {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
+// LiveQuery asks an app actor for its aggregates over [from, to) and versions (all when
+// empty). It answers only when they are exact for that window (LiveReply.ok).
+type LiveQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          int64                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            int64                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	Versions      []*Version             `protobuf:"bytes,3,rep,name=versions,proto3" json:"versions,omitempty"`
+	Classes       []uint32               `protobuf:"varint,4,rep,packed,name=classes,proto3" json:"classes,omitempty"` // cells of these classes (all when empty)
+	Journey       bool                   `protobuf:"varint,5,opt,name=journey,proto3" json:"journey,omitempty"`        // the journey graph instead of cells
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiveQuery) Reset() {
+	*x = LiveQuery{}
+	mi := &file_messages_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiveQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiveQuery) ProtoMessage() {}
+
+func (x *LiveQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiveQuery.ProtoReflect.Descriptor instead.
+func (*LiveQuery) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *LiveQuery) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *LiveQuery) GetTo() int64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *LiveQuery) GetVersions() []*Version {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+func (x *LiveQuery) GetClasses() []uint32 {
+	if x != nil {
+		return x.Classes
+	}
+	return nil
+}
+
+func (x *LiveQuery) GetJourney() bool {
+	if x != nil {
+		return x.Journey
+	}
+	return false
+}
+
+// LiveReply answers LiveQuery: cells merged over the window per group, class and version
+// (bucket 0), or the journey graph as model.JourneyGraph's JSON.
+type LiveReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // why not, when not ok (for logs and the debug endpoint)
+	Cells         []*IssueCell           `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
+	JourneyJson   []byte                 `protobuf:"bytes,4,opt,name=journey_json,json=journeyJson,proto3" json:"journey_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiveReply) Reset() {
+	*x = LiveReply{}
+	mi := &file_messages_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiveReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiveReply) ProtoMessage() {}
+
+func (x *LiveReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiveReply.ProtoReflect.Descriptor instead.
+func (*LiveReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *LiveReply) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *LiveReply) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LiveReply) GetCells() []*IssueCell {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
+}
+
+func (x *LiveReply) GetJourneyJson() []byte {
+	if x != nil {
+		return x.JourneyJson
+	}
+	return nil
+}
+
+// Rebuild tells an app actor to drop its aggregates and compute them again from the event
+// store; the reply comes when it is done.
+type Rebuild struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ready         bool                   `protobuf:"varint,1,opt,name=ready,proto3" json:"ready,omitempty"` // false: the store may miss replayed rows, so stay unready (store answers only)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Rebuild) Reset() {
+	*x = Rebuild{}
+	mi := &file_messages_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Rebuild) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Rebuild) ProtoMessage() {}
+
+func (x *Rebuild) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
+func (*Rebuild) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Rebuild) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+// RebuildReply answers Rebuild.
+type RebuildReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         string                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	Cells         uint64                 `protobuf:"varint,2,opt,name=cells,proto3" json:"cells,omitempty"`
+	Sessions      uint64                 `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildReply) Reset() {
+	*x = RebuildReply{}
+	mi := &file_messages_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildReply) ProtoMessage() {}
+
+func (x *RebuildReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
+func (*RebuildReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RebuildReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *RebuildReply) GetCells() uint64 {
+	if x != nil {
+		return x.Cells
+	}
+	return 0
+}
+
+func (x *RebuildReply) GetSessions() uint64 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
 }
 
 // AppState is an app actor's state for the debug endpoint.
@@ -643,14 +1311,18 @@ type AppState struct {
 	Types         map[string]uint64      `protobuf:"bytes,5,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	First         int64                  `protobuf:"varint,6,opt,name=first,proto3" json:"first,omitempty"`
 	Last          int64                  `protobuf:"varint,7,opt,name=last,proto3" json:"last,omitempty"`
-	Transitions   uint64                 `protobuf:"varint,8,opt,name=transitions,proto3" json:"transitions,omitempty"`
+	Transitions   uint64                 `protobuf:"varint,8,opt,name=transitions,proto3" json:"transitions,omitempty"` // journey moves counted
+	Issues        uint64                 `protobuf:"varint,9,opt,name=issues,proto3" json:"issues,omitempty"`           // issue events counted
+	Cells         uint64                 `protobuf:"varint,10,opt,name=cells,proto3" json:"cells,omitempty"`
+	JourneyCells  uint64                 `protobuf:"varint,11,opt,name=journey_cells,json=journeyCells,proto3" json:"journey_cells,omitempty"`
+	Ready         bool                   `protobuf:"varint,12,opt,name=ready,proto3" json:"ready,omitempty"` // live answers are exact (rebuilt, or a new app)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +1334,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +1347,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{9}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -734,6 +1406,34 @@ func (x *AppState) GetTransitions() uint64 {
 	return 0
 }
 
+func (x *AppState) GetIssues() uint64 {
+	if x != nil {
+		return x.Issues
+	}
+	return 0
+}
+
+func (x *AppState) GetCells() uint64 {
+	if x != nil {
+		return x.Cells
+	}
+	return 0
+}
+
+func (x *AppState) GetJourneyCells() uint64 {
+	if x != nil {
+		return x.JourneyCells
+	}
+	return 0
+}
+
+func (x *AppState) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
 var File_messages_proto protoreflect.FileDescriptor
 
 const file_messages_proto_rawDesc = "" +
@@ -752,7 +1452,7 @@ const file_messages_proto_rawDesc = "" +
 	"\x0eearliest_event\x18\x02 \x01(\x03R\rearliestEvent\";\n" +
 	"\x11SessionCheckReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa0\x01\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x96\x02\n" +
 	"\fSessionEvent\x12\x1c\n" +
 	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -761,10 +1461,19 @@ const file_messages_proto_rawDesc = "" +
 	"\x03anr\x18\x05 \x01(\bR\x03anr\x12\x1e\n" +
 	"\n" +
 	"foreground\x18\x06 \x01(\x05R\n" +
-	"foreground\"X\n" +
+	"foreground\x12-\n" +
+	"\aversion\x18\a \x01(\v2\x13.svc.actors.VersionR\aversion\x12\x19\n" +
+	"\bgroup_id\x18\b \x01(\tR\agroupId\x12\x14\n" +
+	"\x05class\x18\t \x01(\rR\x05class\x12\x14\n" +
+	"\x05title\x18\n" +
+	" \x01(\tR\x05title\"1\n" +
+	"\aVersion\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\"p\n" +
 	"\rSessionEvents\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x120\n" +
-	"\x06events\x18\x02 \x03(\v2\x18.svc.actors.SessionEventR\x06events\"\xa7\x02\n" +
+	"\x06events\x18\x02 \x03(\v2\x18.svc.actors.SessionEventR\x06events\x12\x16\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\"\xbd\x02\n" +
 	"\fSessionState\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x1d\n" +
 	"\n" +
@@ -781,23 +1490,71 @@ const file_messages_proto_rawDesc = "" +
 	"\n" +
 	"foreground\x18\n" +
 	" \x01(\bR\n" +
-	"foreground\"\xef\x01\n" +
+	"foreground\x12\x14\n" +
+	"\x05edges\x18\v \x03(\tR\x05edges\"\xb4\x02\n" +
 	"\bAppBatch\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
 	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
 	"\bsessions\x18\x03 \x03(\fR\bsessions\x125\n" +
 	"\x05types\x18\x04 \x03(\v2\x1f.svc.actors.AppBatch.TypesEntryR\x05types\x12\x14\n" +
 	"\x05first\x18\x05 \x01(\x03R\x05first\x12\x12\n" +
-	"\x04last\x18\x06 \x01(\x03R\x04last\x1a8\n" +
+	"\x04last\x18\x06 \x01(\x03R\x04last\x12+\n" +
+	"\x05cells\x18\a \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12\x16\n" +
+	"\x06replay\x18\b \x01(\bR\x06replay\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"U\n" +
-	"\x10ScreenTransition\x12\x1d\n" +
-	"\n" +
-	"session_id\x18\x01 \x01(\fR\tsessionId\x12\x12\n" +
-	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
-	"\x02to\x18\x03 \x01(\tR\x02to\"\xa6\x02\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xf8\x02\n" +
+	"\tIssueCell\x12\x19\n" +
+	"\bgroup_id\x18\x01 \x01(\tR\agroupId\x12\x14\n" +
+	"\x05class\x18\x02 \x01(\rR\x05class\x12-\n" +
+	"\aversion\x18\x03 \x01(\v2\x13.svc.actors.VersionR\aversion\x12\x16\n" +
+	"\x06bucket\x18\x04 \x01(\x03R\x06bucket\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x04R\x05count\x12\x1b\n" +
+	"\tlast_time\x18\x06 \x01(\x03R\blastTime\x12\x17\n" +
+	"\alast_id\x18\a \x01(\fR\x06lastId\x12\x12\n" +
+	"\x04type\x18\b \x01(\tR\x04type\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x12\x1f\n" +
+	"\vmethod_name\x18\n" +
+	" \x01(\tR\n" +
+	"methodName\x12\x1b\n" +
+	"\tfile_name\x18\v \x01(\tR\bfileName\x12\x1f\n" +
+	"\vline_number\x18\f \x01(\x05R\n" +
+	"lineNumber\x12\x1a\n" +
+	"\bseverity\x18\r \x01(\tR\bseverity\"\x88\x01\n" +
+	"\rJourneyUpdate\x12-\n" +
+	"\x05moves\x18\x01 \x03(\v2\x17.svc.actors.JourneyMoveR\x05moves\x120\n" +
+	"\x06issues\x18\x02 \x03(\v2\x18.svc.actors.JourneyIssueR\x06issues\x12\x16\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\"~\n" +
+	"\vJourneyMove\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1c\n" +
+	"\ttimestamp\x18\x03 \x01(\x03R\ttimestamp\x12-\n" +
+	"\aversion\x18\x04 \x01(\v2\x13.svc.actors.VersionR\aversion\"\xba\x01\n" +
+	"\fJourneyIssue\x12\x16\n" +
+	"\x06screen\x18\x01 \x01(\tR\x06screen\x12\x19\n" +
+	"\bgroup_id\x18\x02 \x01(\tR\agroupId\x12\x14\n" +
+	"\x05class\x18\x03 \x01(\rR\x05class\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x1c\n" +
+	"\ttimestamp\x18\x05 \x01(\x03R\ttimestamp\x12-\n" +
+	"\aversion\x18\x06 \x01(\v2\x13.svc.actors.VersionR\aversion\"\x94\x01\n" +
+	"\tLiveQuery\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x03R\x02to\x12/\n" +
+	"\bversions\x18\x03 \x03(\v2\x13.svc.actors.VersionR\bversions\x12\x18\n" +
+	"\aclasses\x18\x04 \x03(\rR\aclasses\x12\x18\n" +
+	"\ajourney\x18\x05 \x01(\bR\ajourney\"\x83\x01\n" +
+	"\tLiveReply\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
+	"\x05cells\x18\x03 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12!\n" +
+	"\fjourney_json\x18\x04 \x01(\fR\vjourneyJson\"\x1f\n" +
+	"\aRebuild\x12\x14\n" +
+	"\x05ready\x18\x01 \x01(\bR\x05ready\"V\n" +
+	"\fRebuildReply\x12\x14\n" +
+	"\x05error\x18\x01 \x01(\tR\x05error\x12\x14\n" +
+	"\x05cells\x18\x02 \x01(\x04R\x05cells\x12\x1a\n" +
+	"\bsessions\x18\x03 \x01(\x04R\bsessions\"\x8f\x03\n" +
 	"\bAppState\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x18\n" +
 	"\abatches\x18\x02 \x01(\x04R\abatches\x12\x16\n" +
@@ -806,7 +1563,12 @@ const file_messages_proto_rawDesc = "" +
 	"\x05types\x18\x05 \x03(\v2\x1f.svc.actors.AppState.TypesEntryR\x05types\x12\x14\n" +
 	"\x05first\x18\x06 \x01(\x03R\x05first\x12\x12\n" +
 	"\x04last\x18\a \x01(\x03R\x04last\x12 \n" +
-	"\vtransitions\x18\b \x01(\x04R\vtransitions\x1a8\n" +
+	"\vtransitions\x18\b \x01(\x04R\vtransitions\x12\x16\n" +
+	"\x06issues\x18\t \x01(\x04R\x06issues\x12\x14\n" +
+	"\x05cells\x18\n" +
+	" \x01(\x04R\x05cells\x12#\n" +
+	"\rjourney_cells\x18\v \x01(\x04R\fjourneyCells\x12\x14\n" +
+	"\x05ready\x18\f \x01(\bR\x05ready\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -824,30 +1586,47 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
 	(*SessionCheck)(nil),      // 2: svc.actors.SessionCheck
 	(*SessionCheckReply)(nil), // 3: svc.actors.SessionCheckReply
 	(*SessionEvent)(nil),      // 4: svc.actors.SessionEvent
-	(*SessionEvents)(nil),     // 5: svc.actors.SessionEvents
-	(*SessionState)(nil),      // 6: svc.actors.SessionState
-	(*AppBatch)(nil),          // 7: svc.actors.AppBatch
-	(*ScreenTransition)(nil),  // 8: svc.actors.ScreenTransition
-	(*AppState)(nil),          // 9: svc.actors.AppState
-	nil,                       // 10: svc.actors.AppBatch.TypesEntry
-	nil,                       // 11: svc.actors.AppState.TypesEntry
+	(*Version)(nil),           // 5: svc.actors.Version
+	(*SessionEvents)(nil),     // 6: svc.actors.SessionEvents
+	(*SessionState)(nil),      // 7: svc.actors.SessionState
+	(*AppBatch)(nil),          // 8: svc.actors.AppBatch
+	(*IssueCell)(nil),         // 9: svc.actors.IssueCell
+	(*JourneyUpdate)(nil),     // 10: svc.actors.JourneyUpdate
+	(*JourneyMove)(nil),       // 11: svc.actors.JourneyMove
+	(*JourneyIssue)(nil),      // 12: svc.actors.JourneyIssue
+	(*LiveQuery)(nil),         // 13: svc.actors.LiveQuery
+	(*LiveReply)(nil),         // 14: svc.actors.LiveReply
+	(*Rebuild)(nil),           // 15: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 16: svc.actors.RebuildReply
+	(*AppState)(nil),          // 17: svc.actors.AppState
+	nil,                       // 18: svc.actors.AppBatch.TypesEntry
+	nil,                       // 19: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
-	4,  // 0: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
-	10, // 1: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
-	11, // 2: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	3,  // [3:3] is the sub-list for method output_type
-	3,  // [3:3] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	5,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
+	4,  // 1: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
+	18, // 2: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	9,  // 3: svc.actors.AppBatch.cells:type_name -> svc.actors.IssueCell
+	5,  // 4: svc.actors.IssueCell.version:type_name -> svc.actors.Version
+	11, // 5: svc.actors.JourneyUpdate.moves:type_name -> svc.actors.JourneyMove
+	12, // 6: svc.actors.JourneyUpdate.issues:type_name -> svc.actors.JourneyIssue
+	5,  // 7: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
+	5,  // 8: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
+	5,  // 9: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
+	9,  // 10: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
+	19, // 11: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -861,7 +1640,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -44,14 +44,19 @@ type KeyCache interface{ Invalidate(appID uuid.UUID) }
 
 // API is the dashboard API.
 type API struct {
-	Meta       sinks.MetaStore
-	Events     sinks.EventStore
-	Tokens     *auth.Issuer
-	SignIn     SignIn
-	Keys       KeyCache
-	HTTPClient *http.Client // for the chat app's test message
-	Log        *slog.Logger
-	Now        func() time.Time
+	Meta      sinks.MetaStore
+	Events    sinks.EventStore
+	Analytics sinks.Analytics // the event store's dashboard queries
+	Live      LiveAnswers     // the app actors; nil: every query goes to the store
+	Blobs     sinks.BlobStore // attachment downloads
+	// DownloadTTL is how long an attachment's download location works; default 1 hour.
+	DownloadTTL time.Duration
+	Tokens      *auth.Issuer
+	SignIn      SignIn
+	Keys        KeyCache
+	HTTPClient  *http.Client // for the chat app's test message
+	Log         *slog.Logger
+	Now         func() time.Time
 
 	RatePerUser   int // requests per minute per signed-in user
 	RateSignInIP  int // requests per minute per client address on sign-in, refresh, invite validation
@@ -133,6 +138,7 @@ func (a *API) Routes(r chi.Router) {
 			r.Get("/config", a.getConfig)
 			r.With(need(model.RoleAdmin)).Patch("/config", a.setConfig)
 			r.Post("/shortFilters", a.createShortFilter)
+			a.analyticsRoutes(r)
 		})
 	})
 }

@@ -55,7 +55,8 @@ func newFixture(t *testing.T) *fixture {
 		w.Write([]byte("ok"))
 	}))
 	t.Cleanup(f.webhook.Close)
-	f.api = &API{Meta: badgermeta.New(db), Events: badgerevents.New(db), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	events := badgerevents.New(db)
+	f.api = &API{Meta: badgermeta.New(db), Events: events, Analytics: events, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tokens: &auth.Issuer{AccessSecret: []byte("access-secret-0123456789"), RefreshSecret: []byte("refresh-secret-0123456789"),
 			AccessTTL: 30 * time.Minute, RefreshTTL: 7 * 24 * time.Hour},
 		RatePerUser: 100000, RateSignInIP: 100000}
@@ -174,13 +175,31 @@ var matrix = map[string]route{
 	"GET /apps/{appID}/config":                      {model.RoleViewer, nil},
 	"PATCH /apps/{appID}/config":                    {model.RoleAdmin, func(*fixture) any { return map[string]float64{"trace_sampling_rate": 50} }},
 	"POST /apps/{appID}/shortFilters":               {model.RoleViewer, func(*fixture) any { return map[string]any{"filters": map[string]any{"versions": []string{"1.0"}}} }},
+	// Analytics: every member reads them.
+	"GET /apps/{appID}/crashGroups":                           {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups":                             {model.RoleViewer, nil},
+	"GET /apps/{appID}/errorGroups":                           {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/plots/instances":           {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/plots/instances":             {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/crashes":         {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/anrs":              {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/path":            {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/path":              {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/plots/instances": {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/plots/instances":   {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/plots/journey":   {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/plots/journey":     {model.RoleViewer, nil},
+	"GET /apps/{appID}/journey":                               {model.RoleViewer, nil},
+	"GET /apps/{appID}/metrics":                               {model.RoleViewer, nil},
+	"GET /apps/{appID}/filters":                               {model.RoleViewer, nil},
 }
 
 // fill puts the fixture's ids into a route pattern. Member routes target the viewer, whom every
 // role at or above admin may change.
 func (f *fixture) fill(pattern string) string {
 	return strings.NewReplacer("{teamID}", f.team.ID.String(), "{appID}", f.app.ID.String(),
-		"{inviteID}", f.invite.ID.String(), "{memberID}", f.users["viewer"].ID.String()).Replace(pattern)
+		"{inviteID}", f.invite.ID.String(), "{memberID}", f.users["viewer"].ID.String(),
+		"{groupID}", "0123456789abcdef0123456789abcdef").Replace(pattern)
 }
 
 // TestAuthorizationMatrix calls every /teams/… and /apps/… route of the router as each kind of

@@ -204,7 +204,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Log.Warn("request id not recorded; a retry may be processed again", "error", err.Error())
 	}
 	accepted = true
-	h.Actors.Distribute(app.ID, batch.Events, batch.Spans, rec.Seq, len(record))
+	h.Actors.Distribute(app.ID, batch.Events, batch.Spans, rec.Seq, len(record), false)
 
 	if multi {
 		httpx.JSON(w, http.StatusAccepted, map[string]string{"ok": "accepted"})
@@ -438,7 +438,7 @@ func (h *Events) Replay(ctx context.Context, recs []spool.Record) (events, spans
 		if err := h.Gate.Mark(rec.AppID, rec.RequestID, gb); err != nil {
 			return events, spans, err
 		}
-		h.Actors.Distribute(rec.AppID, b.Events, b.Spans, rec.Seq, len(rec.Body))
+		h.Actors.Distribute(rec.AppID, b.Events, b.Spans, rec.Seq, len(rec.Body), true)
 		events += len(b.Events)
 		spans += len(b.Spans)
 		if ctx.Err() != nil {

@@ -54,9 +54,11 @@ type Node struct {
 	Dir    *actors.LocalDirectory
 	Keys   *ingest.Keys
 	Events sinks.EventStore
-	Meta   sinks.MetaStore
-	Blobs  sinks.BlobStore
-	Actors *actors.System
+	// Analytics is the event store's dashboard queries (the same store as Events).
+	Analytics sinks.Analytics
+	Meta      sinks.MetaStore
+	Blobs     sinks.BlobStore
+	Actors    *actors.System
 
 	// Backend names, as /readyz and the start-up log show them.
 	EventBackend, MetaBackend, BlobBackend string
@@ -176,6 +178,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		n.Events, n.EventBackend = badgerevents.New(n.db), "badger"
 	}
 	n.closers = append(n.closers, n.Events.Close)
+	n.Analytics, _ = n.Events.(sinks.Analytics)
 
 	if cfg.PostgresDSN != "" {
 		if err := pgstore.Migrate(ctx, cfg.PostgresDSN); err != nil {
@@ -230,7 +233,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	})
 	snaps := actors.Snapshots{DB: n.db}
 	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
-		actors.KindApp:     actors.AppProducer(),
+		actors.KindApp:     actors.AppProducer(n.Analytics, log),
 		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
 	})
 	n.closers = append(n.closers, func() error { n.Dir.StopAll(10 * time.Second); return nil })
@@ -247,6 +250,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 			return nil, err
 		}
 		log.Info("spool replayed", "records", len(recs), "events", ne, "spans", ns)
+	}
+	if err := n.rebuildApps(ctx, len(recs) > 0, log); err != nil {
+		return nil, err
 	}
 	ingestLimit := httprate.Limit(cfg.IngestRatePerMin, time.Minute,
 		httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return ingest.AppFrom(r.Context()).ID.String(), nil }),
@@ -282,7 +288,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	if cfg.OIDCClientID != "" {
 		providers.OIDC = &signin.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID}
 	}
-	(&dashboard.API{Meta: n.Meta, Events: n.Events, Tokens: tokens, SignIn: providers, Keys: n.Keys,
+	(&dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: tokens, SignIn: providers, Keys: n.Keys,
 		HTTPClient: &http.Client{Timeout: 15 * time.Second}, Log: log,
 		RatePerUser: cfg.RateLimitUser, RateSignInIP: cfg.RateLimitSignIn,
 		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://")}).Routes(pub)

@@ -1,0 +1,84 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/svc-dev/svc/actors"
+	"github.com/svc-dev/svc/actors/actorpb"
+)
+
+// replayFlushTimeout bounds how long start-up waits for the spool's replayed rows to reach the
+// event store before it gives up on live answers for this run.
+const replayFlushTimeout = 30 * time.Second
+
+// rebuildApps gives every app's actor its aggregates from the event store before the node
+// serves. When the spool was replayed, the replayed rows must be in the store first (the app
+// actors ignore replayed batches so that nothing counts twice); if the store does not take them
+// in time, the actors stay unready and every dashboard query goes to the store until the next
+// start. New apps need nothing: their actors start empty and exact.
+func (n *Node) rebuildApps(ctx context.Context, replayed bool, log *slog.Logger) error {
+	ready := true
+	if replayed {
+		fctx, cancel := context.WithTimeout(ctx, replayFlushTimeout)
+		err := n.flushNow(fctx)
+		cancel()
+		if err != nil {
+			log.Warn("replayed rows not yet in the event store; live dashboard answers are off until the next start",
+				"error", err.Error())
+			ready = false
+		}
+	}
+	apps, err := n.Meta.AllApps(ctx)
+	if err != nil {
+		return fmt.Errorf("list apps to rebuild their aggregates: %w", err)
+	}
+	start := time.Now()
+	for _, a := range apps {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		reply, err := n.Dir.Request(rctx, actors.KindApp, a.ID.String(), &actorpb.Rebuild{Ready: ready && n.Analytics != nil})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("rebuild app %s: %w", a.ID, err)
+		}
+		r, ok := reply.(*actorpb.RebuildReply)
+		if !ok {
+			return fmt.Errorf("rebuild app %s: unexpected reply %T", a.ID, reply)
+		}
+		if r.Error != "" {
+			// The store answers every query still; only live answers are off for this app.
+			log.Warn("app aggregates not rebuilt; its dashboard queries go to the store", "app", a.ID.String(), "error", r.Error)
+		}
+	}
+	log.Info("app aggregates rebuilt", "apps", len(apps), "took", time.Since(start).String())
+	return nil
+}
+
+// flushNow waits until the flusher holds nothing, retrying while the store refuses.
+func (n *Node) flushNow(ctx context.Context) error {
+	for {
+		res, err := n.Actors.AS.Root.RequestFuture(n.flusher, actors.FlushNow{}, time.Until(deadline(ctx))).Result()
+		if err != nil {
+			return fmt.Errorf("flush replayed rows: %w", err)
+		}
+		r, _ := res.(actors.FlushNowReply)
+		if r.Err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(r.Err, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
+}

@@ -1,0 +1,594 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/http/httpx"
+	"github.com/svc-dev/svc/model"
+)
+
+// LiveAnswers asks an app's actor for answers from its in-memory aggregates (actors.Live).
+type LiveAnswers interface {
+	Query(ctx context.Context, app uuid.UUID, q *actorpb.LiveQuery) (*actorpb.LiveReply, error)
+}
+
+// Headers of the live/store choice. The choice is invisible in the answer itself; operators
+// and tests can see it (AnsweredBy) and ask for the store (AnswerFrom: store) to compare.
+const (
+	HeaderAnsweredBy = "Svc-Answered-By"
+	HeaderAnswerFrom = "Svc-Answer-From"
+)
+
+var groupIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// fail answers an analytics error: 400 for a bad parameter, 500 otherwise.
+func (a *API) fail(w http.ResponseWriter, what string, err error) {
+	var bp *badParam
+	if errors.As(err, &bp) {
+		httpx.Error(w, http.StatusBadRequest, bp.msg)
+		return
+	}
+	a.internal(w, what, err)
+}
+
+// live asks the app actor when the request allows it; ok is false when the store must answer.
+func (a *API) live(r *http.Request, q *actorpb.LiveQuery) (*actorpb.LiveReply, bool) {
+	if a.Live == nil || r.Header.Get(HeaderAnswerFrom) == "store" {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	reply, err := a.Live.Query(ctx, appOf(r.Context()).ID, q)
+	if err != nil {
+		if a.Log != nil {
+			a.Log.Warn("live answer failed; asking the store", "error", err.Error())
+		}
+		return nil, false
+	}
+	return reply, reply.Ok
+}
+
+func versionProtos(vs []model.AppVersion) []*actorpb.Version {
+	out := make([]*actorpb.Version, len(vs))
+	for i, v := range vs {
+		out[i] = &actorpb.Version{Name: v.Name, Code: v.Code}
+	}
+	return out
+}
+
+type pageMeta struct {
+	Next     bool `json:"next"`
+	Previous bool `json:"previous"`
+}
+
+type pageOf[T any] struct {
+	Meta    pageMeta `json:"meta"`
+	Results []T      `json:"results"`
+}
+
+type groupJSON struct {
+	AppID      uuid.UUID `json:"app_id"`
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Message    string    `json:"message"`
+	MethodName string    `json:"method_name"`
+	FileName   string    `json:"file_name"`
+	LineNumber int32     `json:"line_number"`
+	Count      uint64    `json:"count"`
+	Percentage float64   `json:"percentage_contribution"`
+	UpdatedAt  string    `json:"updated_at"`
+	ErrorType  *string   `json:"error_type,omitempty"`
+	Severity   *string   `json:"severity,omitempty"`
+}
+
+func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
+
+// groups serves the group lists: crashGroups (crashes), anrGroups (ANRs) and errorGroups (all
+// three classes, narrowed by `type` and `severity`).
+func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		app := appOf(r.Context())
+		p, err := a.readParams(r)
+		if err != nil {
+			a.fail(w, "read filters", err)
+			return
+		}
+		f, err := p.filter(app, a.now(), true)
+		if err != nil {
+			a.fail(w, "read filters", err)
+			return
+		}
+		if _, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group")); err != nil {
+			httpx.Error(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		q := model.IssueQuery{EventFilter: f, Classes: classes}
+		if errorGroups {
+			if q.Classes, q.Severities, err = errorGroupFilters(p); err != nil {
+				a.fail(w, "read filters", err)
+				return
+			}
+		}
+		limit, err := p.limit()
+		if err != nil {
+			a.fail(w, "read limit", err)
+			return
+		}
+		var cells []model.IssueCell
+		by := "store"
+		if f.Unfiltered() && len(q.Severities) == 0 {
+			lq := &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions)}
+			for _, c := range q.Classes {
+				lq.Classes = append(lq.Classes, uint32(c))
+			}
+			if reply, ok := a.live(r, lq); ok {
+				cells, by = cellsOf(reply.Cells), "live"
+			}
+		}
+		if by == "store" {
+			if cells, err = a.Analytics.IssueCells(r.Context(), &q, model.Cells{}); err != nil {
+				a.internal(w, "query issue groups", err)
+				return
+			}
+		}
+		rows := model.MergeGroups(cells)
+		page, pg, err := model.PageGroups(rows, p.q.Get("key_id"), limit)
+		if err != nil {
+			httpx.Error(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		out := pageOf[groupJSON]{Meta: pageMeta{Next: pg.Next, Previous: pg.Previous}, Results: make([]groupJSON, len(page))}
+		for i := range page {
+			g := &page[i]
+			out.Results[i] = groupJSON{AppID: app.ID, ID: g.ID, Type: g.Last.Type, Message: g.Last.Message,
+				MethodName: g.Last.MethodName, FileName: g.Last.FileName, LineNumber: g.Last.LineNumber,
+				Count: g.Count, Percentage: g.Percentage, UpdatedAt: rfc3339(g.LastTime)}
+			if errorGroups {
+				et, sev := g.LastClass.String(), g.Last.Severity
+				out.Results[i].ErrorType, out.Results[i].Severity = &et, &sev
+			}
+		}
+		w.Header().Set(HeaderAnsweredBy, by)
+		httpx.JSON(w, http.StatusOK, out)
+	}
+}
+
+// errorGroupFilters reads errorGroups' `type` (crash, anr, handled) and `severity` lists.
+func errorGroupFilters(p *params) ([]model.IssueClass, []string, error) {
+	types, err := p.list("type")
+	if err != nil {
+		return nil, nil, err
+	}
+	var classes []model.IssueClass
+	for _, t := range types {
+		c, ok := model.ParseIssueClass(t)
+		if !ok {
+			return nil, nil, bad("type %q is not one of crash, anr, handled", t)
+		}
+		classes = append(classes, c)
+	}
+	if len(classes) == 0 {
+		classes = model.AllIssueClasses
+	}
+	sev, err := p.list("severity")
+	return classes, sev, err
+}
+
+func cellsOf(cs []*actorpb.IssueCell) []model.IssueCell {
+	out := make([]model.IssueCell, len(cs))
+	for i, c := range cs {
+		id, _ := uuid.FromBytes(c.LastId)
+		var v model.AppVersion
+		if c.Version != nil {
+			v = model.AppVersion{Name: c.Version.Name, Code: c.Version.Code}
+		}
+		out[i] = model.IssueCell{GroupID: c.GroupId, Class: model.IssueClass(c.Class), Version: v,
+			Bucket: c.Bucket, Count: c.Count, LastTime: c.LastTime, LastID: id,
+			Last: model.IssueDisplay{Type: c.Type, Message: c.Message, MethodName: c.MethodName,
+				FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
+	}
+	return out
+}
+
+// groupParam reads the group id of the path.
+func groupParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := chi.URLParam(r, "groupID")
+	if !groupIDPattern.MatchString(id) {
+		httpx.Error(w, http.StatusBadRequest, "group id "+id+" is not a group id (32 lowercase hexadecimal characters)")
+		return "", false
+	}
+	return id, true
+}
+
+// overviewPlot serves crashGroups/plots/instances and anrGroups/plots/instances: per version
+// and bucket, the instances of the class and the share of sessions free of it.
+func (a *API) overviewPlot(class model.IssueClass) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, f, tg, ok := a.plotParams(w, r)
+		if !ok {
+			return
+		}
+		q := model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}}
+		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: tg})
+		if err != nil {
+			a.internal(w, "query plot", err)
+			return
+		}
+		sessions, err := a.Analytics.SessionBuckets(r.Context(), &f, tg)
+		if err != nil {
+			a.internal(w, "query plot sessions", err)
+			return
+		}
+		rows := plotRows(cells, tg)
+		for _, s := range sessions {
+			row := model.PlotRow{Version: s.Version, Datetime: model.BucketLabel(time.Unix(0, s.Bucket), tg), Sessions: s.Sessions}
+			if class == model.ClassCrash {
+				row.IssueSessions = s.Crashed
+			} else {
+				row.IssueSessions = s.WithANR
+			}
+			rows = append(rows, row)
+		}
+		rate := model.PlotCrashFree
+		if class == model.ClassANR {
+			rate = model.PlotANRFree
+		}
+		w.Header().Set(HeaderAnsweredBy, "store")
+		httpx.JSON(w, http.StatusOK, model.BuildPlot(rows, rate))
+	}
+}
+
+func plotRows(cells []model.IssueCell, tg model.PlotTimeGroup) []model.PlotRow {
+	rows := make([]model.PlotRow, 0, len(cells))
+	for _, c := range cells {
+		rows = append(rows, model.PlotRow{Version: c.Version, Datetime: model.BucketLabel(time.Unix(0, c.Bucket), tg), Instances: c.Count})
+	}
+	return rows
+}
+
+func (a *API) plotParams(w http.ResponseWriter, r *http.Request) (*params, model.EventFilter, model.PlotTimeGroup, bool) {
+	p, err := a.readParams(r)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return nil, model.EventFilter{}, 0, false
+	}
+	f, err := p.filter(appOf(r.Context()), a.now(), true)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return nil, f, 0, false
+	}
+	tg, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group"))
+	if err != nil {
+		httpx.Error(w, http.StatusBadRequest, err.Error())
+		return nil, f, 0, false
+	}
+	return p, f, tg, true
+}
+
+// groupPlot serves crashGroups/{id}/plots/instances and the ANR one: the group's instances per
+// version and bucket.
+func (a *API) groupPlot(class model.IssueClass) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		group, ok := groupParam(w, r)
+		if !ok {
+			return
+		}
+		_, f, tg, ok := a.plotParams(w, r)
+		if !ok {
+			return
+		}
+		q := model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}, GroupID: group}
+		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: tg})
+		if err != nil {
+			a.internal(w, "query plot", err)
+			return
+		}
+		w.Header().Set(HeaderAnsweredBy, "store")
+		httpx.JSON(w, http.StatusOK, model.BuildPlot(plotRows(cells, tg), model.PlotNoRate))
+	}
+}
+
+// path serves the common path of a group (DESIGN.md §7).
+func (a *API) path(class model.IssueClass) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		group, ok := groupParam(w, r)
+		if !ok {
+			return
+		}
+		sessions, err := a.Analytics.PathSessions(r.Context(), appOf(r.Context()).ID, class, group, model.MaxPathSessions, model.MaxPathSteps)
+		if err != nil {
+			a.internal(w, "query common path", err)
+			return
+		}
+		steps := make([][]model.Step, 0, len(sessions))
+		for _, evs := range sessions {
+			var ss []model.Step
+			for i := range evs {
+				if st, ok := model.StepOf(&evs[i]); ok {
+					ss = append(ss, st)
+				}
+			}
+			steps = append(steps, ss)
+		}
+		w.Header().Set(HeaderAnsweredBy, "store")
+		httpx.JSON(w, http.StatusOK, model.ComputeCommonPath(steps))
+	}
+}
+
+// journey serves GET /apps/{id}/journey: live for whole-day windows, else from the store.
+func (a *API) journey(w http.ResponseWriter, r *http.Request) {
+	app := appOf(r.Context())
+	p, err := a.readParams(r)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return
+	}
+	f, err := p.filter(app, a.now(), false)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return
+	}
+	bigraph, err := p.flag("bigraph", true)
+	if err != nil {
+		a.fail(w, "read bigraph", err)
+		return
+	}
+	g := model.NewJourneyGraph()
+	by := "store"
+	if reply, ok := a.live(r, &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions), Journey: true}); ok {
+		if err := json.Unmarshal(reply.JourneyJson, g); err == nil {
+			by = "live"
+		} else {
+			g = model.NewJourneyGraph()
+		}
+	}
+	if by == "store" {
+		keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
+		err = a.Analytics.SessionWalks(r.Context(), &model.WalkQuery{App: app.ID, From: f.From, To: f.To},
+			func(_ uuid.UUID, events []model.WalkEvent) error {
+				g.AddSessionWalk(events, keep, "")
+				return nil
+			})
+		if err != nil {
+			a.internal(w, "query journey", err)
+			return
+		}
+	}
+	w.Header().Set(HeaderAnsweredBy, by)
+	httpx.JSON(w, http.StatusOK, g.Graph(bigraph))
+}
+
+// groupJourney serves crashGroups/{id}/plots/journey and the ANR one: the journeys of the
+// sessions that had the group's issue in the window, with only that group on the nodes. With
+// attribute filters, only sessions where an issue event of the group matches them count.
+func (a *API) groupJourney(class model.IssueClass) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		group, ok := groupParam(w, r)
+		if !ok {
+			return
+		}
+		app := appOf(r.Context())
+		p, err := a.readParams(r)
+		if err != nil {
+			a.fail(w, "read filters", err)
+			return
+		}
+		f, err := p.filter(app, a.now(), true)
+		if err != nil {
+			a.fail(w, "read filters", err)
+			return
+		}
+		bigraph, err := p.flag("bigraph", true)
+		if err != nil {
+			a.fail(w, "read bigraph", err)
+			return
+		}
+		var only map[uuid.UUID]bool
+		if !f.Unfiltered() {
+			if only, err = a.issueSessions(r.Context(), &model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}, GroupID: group}); err != nil {
+				a.internal(w, "query journey sessions", err)
+				return
+			}
+		}
+		g := model.NewJourneyGraph()
+		keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
+		err = a.Analytics.SessionWalks(r.Context(), &model.WalkQuery{App: app.ID, From: f.From, To: f.To, GroupID: group, Class: class},
+			func(s uuid.UUID, events []model.WalkEvent) error {
+				if only == nil || only[s] {
+					g.AddSessionWalk(events, keep, group)
+				}
+				return nil
+			})
+		if err != nil {
+			a.internal(w, "query journey", err)
+			return
+		}
+		w.Header().Set(HeaderAnsweredBy, "store")
+		httpx.JSON(w, http.StatusOK, g.Graph(bigraph).Only(model.JourneyKind(class)))
+	}
+}
+
+// issueSessions lists the sessions of the issue events matching q (page by page).
+func (a *API) issueSessions(ctx context.Context, q *model.IssueQuery) (map[uuid.UUID]bool, error) {
+	out := map[uuid.UUID]bool{}
+	page := model.EventPage{Limit: 5000}
+	for {
+		evs, err := a.Analytics.IssueEvents(ctx, q, page)
+		if err != nil {
+			return nil, err
+		}
+		for i := range evs {
+			out[evs[i].SessionID] = true
+		}
+		if len(evs) < page.Limit {
+			return out, nil
+		}
+		last := evs[len(evs)-1]
+		page.Key = &model.EventKey{Timestamp: last.Timestamp, ID: last.ID}
+	}
+}
+
+// metrics serves GET /apps/{id}/metrics (DESIGN.md §7). Only the first of several versions is
+// used, as the spec says.
+func (a *API) metrics(w http.ResponseWriter, r *http.Request) {
+	app := appOf(r.Context())
+	p, err := a.readParams(r)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return
+	}
+	f, err := p.filter(app, a.now(), false)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return
+	}
+	var sel *model.AppVersion
+	if len(f.Versions) > 0 {
+		sel = &f.Versions[0]
+	}
+	in, err := a.Analytics.Metrics(r.Context(), app.ID, f.From, f.To, sel)
+	if err != nil {
+		a.internal(w, "query metrics", err)
+		return
+	}
+	builds, err := a.Meta.Builds(r.Context(), app.ID)
+	if err != nil {
+		a.internal(w, "read builds", err)
+		return
+	}
+	in.SelectedSize, in.HasSelectedSize, in.OtherSizes = buildSizes(builds, sel)
+	w.Header().Set(HeaderAnsweredBy, "store")
+	httpx.JSON(w, http.StatusOK, model.ComputeMetrics(&in))
+}
+
+// buildSizes picks one size per version (the most recently updated build of it; Builds lists
+// newest first): the selected version's, and the others'.
+func buildSizes(builds []model.Build, sel *model.AppVersion) (selected int64, has bool, others []int64) {
+	seen := map[model.AppVersion]bool{}
+	for _, b := range builds {
+		v := model.AppVersion{Name: b.VersionName, Code: b.VersionCode}
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		if sel != nil && v == *sel {
+			selected, has = b.Size, true
+		} else {
+			others = append(others, b.Size)
+		}
+	}
+	return selected, has, others
+}
+
+type filtersJSON struct {
+	Versions            []versionJSON     `json:"versions"`
+	OSVersions          []model.OSVersion `json:"os_versions"`
+	Countries           []string          `json:"countries"`
+	DeviceManufacturers []string          `json:"device_manufacturers"`
+	DeviceNames         []string          `json:"device_names"`
+	Locales             []string          `json:"locales"`
+	NetworkGenerations  []string          `json:"network_generations"`
+	NetworkProviders    []string          `json:"network_providers"`
+	NetworkTypes        []string          `json:"network_types"`
+	UDAttrs             udAttrsJSON       `json:"ud_attrs"`
+}
+
+type versionJSON struct {
+	Code string `json:"code"`
+	Name string `json:"name"`
+}
+
+type udAttrsJSON struct {
+	KeyTypes      []model.UDKey       `json:"key_types"`
+	OperatorTypes map[string][]string `json:"operator_types"`
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// filters serves GET /apps/{id}/filters: values of every event, or of crashes (crash=1) or
+// ANRs (anr=1); the user-defined attribute keys with ud_attr_keys=1 (operator types always).
+func (a *API) filters(w http.ResponseWriter, r *http.Request) {
+	p := &params{q: r.URL.Query()}
+	crash, err := p.flag("crash", false)
+	if err == nil {
+		var anr, keys bool
+		if anr, err = p.flag("anr", false); err == nil {
+			if keys, err = p.flag("ud_attr_keys", false); err == nil {
+				if crash && anr {
+					err = bad("send crash=1 or anr=1, not both")
+				} else {
+					a.serveFilters(w, r, crash, anr, keys)
+					return
+				}
+			}
+		}
+	}
+	a.fail(w, "read filters", err)
+}
+
+func (a *API) serveFilters(w http.ResponseWriter, r *http.Request, crash, anr, keys bool) {
+	var class model.IssueClass
+	switch {
+	case crash:
+		class = model.ClassCrash
+	case anr:
+		class = model.ClassANR
+	}
+	fv, err := a.Analytics.FilterValues(r.Context(), appOf(r.Context()).ID, class)
+	if err != nil {
+		a.internal(w, "query filters", err)
+		return
+	}
+	out := filtersJSON{OSVersions: nonNil(fv.OSVersions), Countries: []string{},
+		DeviceManufacturers: nonNil(fv.DeviceManufacturers), DeviceNames: nonNil(fv.DeviceNames),
+		Locales: nonNil(fv.Locales), NetworkGenerations: nonNil(fv.NetworkGenerations),
+		NetworkProviders: nonNil(fv.NetworkProviders), NetworkTypes: nonNil(fv.NetworkTypes),
+		UDAttrs: udAttrsJSON{KeyTypes: []model.UDKey{}, OperatorTypes: model.OperatorTypes()}}
+	out.Versions = make([]versionJSON, len(fv.Versions))
+	for i, v := range fv.Versions {
+		out.Versions[i] = versionJSON{Code: v.Code, Name: v.Name}
+	}
+	if keys {
+		out.UDAttrs.KeyTypes = nonNil(fv.UDKeys)
+		sort.SliceStable(out.UDAttrs.KeyTypes, func(i, j int) bool { return out.UDAttrs.KeyTypes[i].Key < out.UDAttrs.KeyTypes[j].Key })
+	}
+	w.Header().Set(HeaderAnsweredBy, "store")
+	httpx.JSON(w, http.StatusOK, out)
+}
+
+// analyticsRoutes mounts the crash, ANR, journey, metrics and filter endpoints of an app; every
+// member may read them.
+func (a *API) analyticsRoutes(r chi.Router) {
+	crash, anr := []model.IssueClass{model.ClassCrash}, []model.IssueClass{model.ClassANR}
+	r.Get("/crashGroups", a.groups(crash, false))
+	r.Get("/anrGroups", a.groups(anr, false))
+	r.Get("/errorGroups", a.groups(nil, true))
+	r.Get("/crashGroups/plots/instances", a.overviewPlot(model.ClassCrash))
+	r.Get("/anrGroups/plots/instances", a.overviewPlot(model.ClassANR))
+	r.Get("/crashGroups/{groupID}/crashes", a.instances(model.ClassCrash))
+	r.Get("/anrGroups/{groupID}/anrs", a.instances(model.ClassANR))
+	r.Get("/crashGroups/{groupID}/path", a.path(model.ClassCrash))
+	r.Get("/anrGroups/{groupID}/path", a.path(model.ClassANR))
+	r.Get("/crashGroups/{groupID}/plots/instances", a.groupPlot(model.ClassCrash))
+	r.Get("/anrGroups/{groupID}/plots/instances", a.groupPlot(model.ClassANR))
+	r.Get("/crashGroups/{groupID}/plots/journey", a.groupJourney(model.ClassCrash))
+	r.Get("/anrGroups/{groupID}/plots/journey", a.groupJourney(model.ClassANR))
+	r.Get("/journey", a.journey)
+	r.Get("/metrics", a.metrics)
+	r.Get("/filters", a.filters)
+}
