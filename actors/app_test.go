@@ -1,0 +1,242 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/badgerevents"
+)
+
+// liveRig is an ingest path of actors over a real Badger event store: session actors, the
+// app actor and a flusher writing to the store.
+type liveRig struct {
+	dir     *LocalDirectory
+	in      *Ingest
+	sys     *System
+	store   *badgerevents.Store
+	flusher func() error
+}
+
+func newLiveRig(t *testing.T, db *badger.DB) *liveRig {
+	t.Helper()
+	store := badgerevents.New(db)
+	sys := NewSystem(quiet)
+	snaps := Snapshots{DB: db}
+	var dir *LocalDirectory
+	dir = NewLocalDirectory(sys, map[Kind]Producer{
+		KindApp:     AppProducer(store, quiet),
+		KindSession: SessionProducer(func() Directory { return dir }, snaps, time.Minute, quiet),
+	})
+	fl := sys.AS.Root.Spawn(NewFlusher(store, nopAcker{}, FlushOptions{MaxRows: 1 << 20, Interval: time.Hour},
+		NewFlushMetrics(prometheus.NewRegistry()), quiet))
+	r := &liveRig{dir: dir, sys: sys, store: store, in: &Ingest{Dir: dir, Root: sys.AS.Root, Flusher: fl}}
+	r.flusher = func() error {
+		res, err := sys.AS.Root.RequestFuture(fl, FlushNow{}, 10*time.Second).Result()
+		if err != nil {
+			return err
+		}
+		return res.(FlushNowReply).Err
+	}
+	t.Cleanup(func() { dir.StopAll(5 * time.Second); sys.Shutdown() })
+	return r
+}
+
+type nopAcker struct{}
+
+func (nopAcker) Ack(uint64, int) {}
+
+// settle waits until every actor has handled what it was told: a state request to each session
+// actor and then the app actor queues behind their earlier messages.
+func (r *liveRig) settle(t *testing.T, app uuid.UUID, sessions []uuid.UUID) {
+	t.Helper()
+	for _, s := range sessions {
+		if _, err := r.dir.Request(context.Background(), KindSession, SessionIdentity(app, s), &actorpb.StateRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.dir.Request(context.Background(), KindApp, app.String(), &actorpb.StateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.flusher(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const (
+	jvmCrash = `{"handled":false,"foreground":true,"framework":"jvm","exceptions":[{"type":"java.lang.%s","message":"m%d","frames":[{"class_name":"a.B","method_name":"run","file_name":"B.kt","line_num":%d}]}]}`
+	anrBody  = `{"handled":false,"foreground":true,"exceptions":[{"type":"sh.measure.ANR","message":"blocked","frames":[{"class_name":"android.os.MessageQueue","method_name":"nativePollOnce","file_name":"MessageQueue.java","line_num":-2}]}]}`
+	screen   = `{"type":"resumed","class_name":"%s"}`
+)
+
+// liveDataset is three UTC days of sessions in two versions: screen walks, crashes of three
+// groups, handled exceptions and ANRs.
+func liveDataset(app uuid.UUID, day0 time.Time) (batches [][]model.Event, sessions []uuid.UUID) {
+	versions := []model.AppVersion{{Name: "1.0", Code: "1"}, {Name: "2.0", Code: "2"}}
+	screens := []string{"Home", "List", "Detail", "Home", "Settings", "List"}
+	for s := 0; s < 12; s++ {
+		sess := uuid.New()
+		sessions = append(sessions, sess)
+		v := versions[s%2]
+		start := day0.Add(time.Duration(s%3)*24*time.Hour + time.Duration(s)*time.Hour)
+		var batch []model.Event
+		at := func(i int) int64 { return start.Add(time.Duration(i) * time.Minute).UnixNano() }
+		add := func(typ string, i int, payload string) {
+			e := model.Event{ID: uuid.New(), AppID: app, SessionID: sess, Type: typ, Timestamp: at(i), Payload: []byte(payload)}
+			e.Attribute.AppVersion, e.Attribute.AppBuild = v.Name, v.Code
+			batch = append(batch, e)
+		}
+		for i := 0; i < 2+s%5; i++ {
+			add("lifecycle_activity", i, fmt.Sprintf(screen, screens[(i+s)%len(screens)]))
+		}
+		add("exception", 10, fmt.Sprintf(jvmCrash, []string{"IllegalState", "NullPointer", "Arithmetic"}[s%3], s, s))
+		if s%4 == 0 {
+			add("anr", 11, anrBody)
+		}
+		if s%3 == 1 {
+			add("exception", 12, `{"handled":true,"severity":"error","framework":"jvm","exceptions":[{"type":"java.io.IOException","frames":[{"class_name":"x.Y","method_name":"read","file_name":"Y.kt","line_num":1}]}]}`)
+		}
+		// Two batches per session: the journey continues across them.
+		batches = append(batches, batch[:len(batch)/2], batch[len(batch)/2:])
+	}
+	return batches, sessions
+}
+
+func liveCells(t *testing.T, dir Directory, app uuid.UUID, q *actorpb.LiveQuery) ([]model.IssueCell, bool) {
+	t.Helper()
+	r, err := Live{Dir: dir}.Query(context.Background(), app, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CellsOf(r.Cells), r.Ok
+}
+
+func liveJourney(t *testing.T, dir Directory, app uuid.UUID, from, to int64) (model.JourneyJSON, bool) {
+	t.Helper()
+	r, err := Live{Dir: dir}.Query(context.Background(), app, &actorpb.LiveQuery{From: from, To: to, Journey: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := model.NewJourneyGraph()
+	if r.Ok {
+		if err := json.Unmarshal(r.JourneyJson, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g.Graph(true), r.Ok
+}
+
+func storeJourney(t *testing.T, s *badgerevents.Store, app uuid.UUID, from, to int64) model.JourneyJSON {
+	t.Helper()
+	g := model.NewJourneyGraph()
+	keep := model.KeepWalkEvent(from, to, nil)
+	err := s.SessionWalks(context.Background(), &model.WalkQuery{App: app, From: from, To: to}, func(_ uuid.UUID, evs []model.WalkEvent) error {
+		g.AddSessionWalk(evs, keep, "")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Graph(true)
+}
+
+// TestLiveAnswersMatchStore: the app actor's group lists and journeys over whole days equal
+// the store's, before and after a rebuild, and replayed batches never count twice.
+func TestLiveAnswersMatchStore(t *testing.T) {
+	db, err := badgerdb.Open(t.TempDir(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rig := newLiveRig(t, db)
+	app := uuid.New()
+	day0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	batches, sessions := liveDataset(app, day0)
+	for i, b := range batches {
+		rig.in.Distribute(app, b, nil, uint64(i+1), 0, false)
+	}
+	rig.settle(t, app, sessions)
+
+	day := 24 * time.Hour
+	windows := []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"all days", day0, day0.Add(3 * day)},
+		{"middle day", day0.Add(day), day0.Add(2 * day)},
+		{"first two days", day0, day0.Add(2 * day)},
+		{"beyond the data", day0.Add(-time.Hour), day0.Add(10 * day).Add(time.Minute)},
+	}
+	check := func(t *testing.T, stage string) {
+		for _, w := range windows {
+			from, to := w.from.UnixNano(), w.to.UnixNano()
+			for _, classes := range [][]model.IssueClass{nil, {model.ClassCrash}, {model.ClassANR}, {model.ClassHandled, model.ClassCrash}} {
+				lq := &actorpb.LiveQuery{From: from, To: to}
+				for _, c := range classes {
+					lq.Classes = append(lq.Classes, uint32(c))
+				}
+				live, ok := liveCells(t, rig.dir, app, lq)
+				if !ok {
+					t.Fatalf("%s, %s: no live answer", stage, w.name)
+				}
+				stored, err := rig.store.IssueCells(context.Background(), &model.IssueQuery{
+					EventFilter: model.EventFilter{App: app, From: from, To: to}, Classes: classes}, model.Cells{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lg, sg := model.MergeGroups(live), model.MergeGroups(stored)
+				if len(sg) == 0 && w.name == "all days" {
+					t.Fatal("the dataset has no groups")
+				}
+				if !reflect.DeepEqual(lg, sg) {
+					t.Errorf("%s, %s, classes %v:\nlive  %+v\nstore %+v", stage, w.name, classes, lg, sg)
+				}
+			}
+			lj, ok := liveJourney(t, rig.dir, app, from, to)
+			sj := storeJourney(t, rig.store, app, from, to)
+			if !ok || !reflect.DeepEqual(lj, sj) {
+				t.Errorf("%s, %s journey (live %v):\nlive  %+v\nstore %+v", stage, w.name, ok, lj, sj)
+			}
+			if w.name == "all days" && len(sj.Links) == 0 {
+				t.Fatal("the dataset has no journey links")
+			}
+		}
+	}
+	check(t, "live")
+
+	// Windows the day cells cannot answer exactly are refused.
+	if _, ok := liveCells(t, rig.dir, app, &actorpb.LiveQuery{From: day0.Add(time.Hour).UnixNano(), To: day0.Add(48 * time.Hour).UnixNano()}); ok {
+		t.Error("a window starting inside the data at 01:00 was answered live")
+	}
+
+	// Replayed batches (start-up) are counted by the rebuild, never by the actor.
+	for i, b := range batches {
+		rig.in.Distribute(app, b, nil, uint64(i+100), 0, true)
+	}
+	rig.settle(t, app, sessions)
+	check(t, "after replay")
+
+	r, err := rig.dir.Request(context.Background(), KindApp, app.String(), &actorpb.Rebuild{Ready: true})
+	if err != nil || r.(*actorpb.RebuildReply).Error != "" {
+		t.Fatalf("rebuild: %v %v", err, r)
+	}
+	check(t, "after rebuild")
+
+	// An unready actor (the store may miss replayed rows) answers nothing live.
+	if _, err := rig.dir.Request(context.Background(), KindApp, app.String(), &actorpb.Rebuild{Ready: false}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := liveCells(t, rig.dir, app, &actorpb.LiveQuery{From: day0.UnixNano(), To: day0.Add(day).UnixNano()}); ok {
+		t.Error("an unready actor answered live")
+	}
+}
