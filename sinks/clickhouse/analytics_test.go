@@ -402,7 +402,7 @@ func newAnaData() *anaData {
 		for i, id := range tiedIDs {
 			e := model.Event{ID: id, AppID: app, SessionID: sid, Type: "exception", Timestamp: d.base + int64(40*24*time.Hour),
 				Attribute: model.Attributes{AppVersion: "1.0", AppBuild: "1"},
-				Facts: model.EventFacts{GroupID: d.groups[0], Fatal: true, Issue: model.IssueDisplay{Type: "Tie" + strconv.Itoa(i), Severity: "fatal"}}}
+				Facts:     model.EventFacts{GroupID: d.groups[0], Fatal: true, Issue: model.IssueDisplay{Type: "Tie" + strconv.Itoa(i), Severity: "fatal"}}}
 			d.all = append(d.all, e)
 		}
 	}
@@ -1085,4 +1085,3 @@ func BenchmarkAnalyticsGroupList(b *testing.B) {
 		})
 	}
 }
-
