@@ -9,7 +9,12 @@ package badgerevents
 // bytes, attachments and payload are skipped, and user-defined attributes are read only when a
 // filter needs them, so a row that does not match costs no allocation. Whatever outlives the row
 // (map keys, cell displays, walk events) is cloned. Issue queries look at the type first and
-// decode nothing more of rows that are no exception or anr.
+// decode nothing more of rows that are no exception or anr. Beware of assigning to a map with an
+// aliased key: Go replaces a stored string key with the one assigned, so assignments use the
+// cloned (interned) key.
+//
+// Scans do not prefetch values: Badger's prefetch starts a goroutine per row, which doubled the
+// time of a scan (BenchmarkBadgerIssueCells); most rows' values are inline in the LSM tree.
 
 import (
 	"context"
@@ -52,7 +57,7 @@ type rowFunc func(ts int64, id, val []byte) (bool, error)
 func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowFunc) error {
 	head := appendHead(nil, badgerdb.PrefixEvents, tagRow, app)
 	hl := len(head)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: true, PrefetchSize: 64, Reverse: w.reverse})
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, Reverse: w.reverse})
 	defer it.Close()
 	seek := w.start
 	switch {
