@@ -49,3 +49,16 @@ func TestConformance(t *testing.T) {
 		})
 	})
 }
+
+func TestAnalytics(t *testing.T) {
+	t.Run("badger-memory", func(t *testing.T) {
+		eventstest.RunAnalytics(t, func(t *testing.T) eventstest.AnalyticsStore {
+			return badgerevents.New(openDB(t, ""))
+		})
+	})
+	t.Run("badger-disk", func(t *testing.T) {
+		eventstest.RunAnalytics(t, func(t *testing.T) eventstest.AnalyticsStore {
+			return badgerevents.New(openDB(t, t.TempDir()))
+		})
+	})
+}
