@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -33,16 +32,51 @@ func dayOf(ts int64) int64 {
 // every store's time types hold. Events outside it are answered from the store only.
 var RebuildWindow = [2]int64{0, 4102444800 * int64(time.Second)}
 
-type cellKey struct {
-	group   string
-	class   model.IssueClass
-	version model.AppVersion
-	day     int64
+// names interns strings (group ids, screens) as small integers, so the aggregates are maps
+// with integer keys: a live answer merges thousands of cells per millisecond.
+type names struct {
+	idx  map[string]int32
+	list []string
 }
 
-type journeyKey struct {
-	day     int64
-	version model.AppVersion
+func (n *names) id(s string) int32 {
+	if i, ok := n.idx[s]; ok {
+		return i
+	}
+	if n.idx == nil {
+		n.idx = map[string]int32{}
+	}
+	i := int32(len(n.list))
+	n.idx[s] = i
+	n.list = append(n.list, s)
+	return i
+}
+
+// dayAgg is what the app actor keeps of one UTC day.
+type dayAgg struct {
+	cells  []dayCell                   // contiguous, so answers scan them fast
+	cellAt map[uint64]int32            // index in cells by cellKey
+	moves  map[uint64]uint64           // sessions per first move, by moveKey
+	issues map[issueKey]uint64         // issue events per screen and group
+}
+
+// cellKey packs a group, version and class; moveKey a version and two screens.
+func cellKey(group, version int32, class model.IssueClass) uint64 {
+	return uint64(group)<<32 | uint64(version)<<8 | uint64(class)
+}
+
+func moveKey(version, from, to int32) uint64 {
+	return uint64(version)<<48 | uint64(from)<<24 | uint64(to)
+}
+
+type dayCell struct {
+	group, version int32
+	model.IssueCell
+}
+
+type issueKey struct {
+	version, screen, group int32
+	class                  model.IssueClass
 }
 
 // appActor is the one actor of an app. It keeps the app's issue groups as day cells
@@ -63,8 +97,12 @@ type appActor struct {
 	ready    bool
 
 	st       actorpb.AppState
-	cells    map[cellKey]*model.IssueCell
-	journeys map[journeyKey]*model.JourneyGraph
+	days     map[int64]*dayAgg
+	groups   names // group ids
+	screens  names // screen names; "" is 0
+	versions names // "name\x00code"
+	titles   map[int32]string // journey title per group
+	ncells   int
 	// The earliest and latest event time counted (any says whether there is one): a window
 	// bound beyond them needs no alignment.
 	first, last int64
@@ -76,9 +114,10 @@ type appActor struct {
 func AppProducer(store sinks.Analytics, log *slog.Logger) Producer {
 	return func(identity string, _ func()) actor.Actor {
 		app, _ := uuid.Parse(identity)
-		return &appActor{identity: identity, app: app, store: store, log: log, ready: true,
-			st:    actorpb.AppState{Types: map[string]uint64{}},
-			cells: map[cellKey]*model.IssueCell{}, journeys: map[journeyKey]*model.JourneyGraph{}}
+		a := &appActor{identity: identity, app: app, store: store, log: log, ready: true,
+			st: actorpb.AppState{Types: map[string]uint64{}}}
+		a.reset()
+		return a
 	}
 }
 
@@ -100,14 +139,10 @@ func (a *appActor) Receive(ctx actor.Context) {
 	case *actorpb.JourneyUpdate:
 		if !m.Replay {
 			for _, mv := range m.Moves {
-				a.journey(mv.Timestamp, mv.Version).AddTransition(mv.From, mv.To)
-				a.st.Transitions++
-				a.seen(mv.Timestamp)
+				a.addMove(mv.From, mv.To, mv.Timestamp, versionOf(mv.Version))
 			}
 			for _, is := range m.Issues {
-				a.journey(is.Timestamp, is.Version).AddIssue(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title)
-				a.st.Issues++
-				a.seen(is.Timestamp)
+				a.addIssue(is.Screen, is.GroupId, model.IssueClass(is.Class), is.Title, is.Timestamp, versionOf(is.Version))
 			}
 		}
 	case *actorpb.LiveQuery:
@@ -115,7 +150,7 @@ func (a *appActor) Receive(ctx actor.Context) {
 	case *actorpb.Rebuild:
 		ctx.Respond(a.rebuild(m.Ready))
 	case *actorpb.StateRequest:
-		a.st.AppId, a.st.Cells, a.st.JourneyCells, a.st.Ready = a.app[:], uint64(len(a.cells)), uint64(len(a.journeys)), a.ready
+		a.st.AppId, a.st.Cells, a.st.JourneyCells, a.st.Ready = a.app[:], uint64(a.ncells), uint64(len(a.days)), a.ready
 		js, _ := protojson.Marshal(&a.st)
 		ctx.Respond(&actorpb.StateReply{Kind: string(KindApp), Identity: a.identity, StateJson: js})
 	}
@@ -139,31 +174,62 @@ func (a *appActor) seen(ts int64) {
 	a.first, a.last = min(a.first, ts), max(a.last, ts)
 }
 
+func (a *appActor) reset() {
+	a.days, a.titles, a.ncells = map[int64]*dayAgg{}, map[int32]string{}, 0
+	a.groups, a.screens, a.versions = names{}, names{}, names{}
+	a.screens.id("")
+	a.first, a.last, a.any = 0, 0, false
+}
+
+func (a *appActor) day(ts int64) *dayAgg {
+	d := dayOf(ts)
+	agg := a.days[d]
+	if agg == nil {
+		agg = &dayAgg{cellAt: map[uint64]int32{}, moves: map[uint64]uint64{}, issues: map[issueKey]uint64{}}
+		a.days[d] = agg
+	}
+	return agg
+}
+
+func (a *appActor) version(v model.AppVersion) int32 { return a.versions.id(v.Name + "\x00" + v.Code) }
+
 func (a *appActor) addCell(c model.IssueCell) {
-	k := cellKey{c.GroupID, c.Class, c.Version, dayOf(c.Bucket)}
+	agg := a.day(c.Bucket)
+	g, v := a.groups.id(c.GroupID), a.version(c.Version)
+	k := cellKey(g, v, c.Class)
 	a.seen(c.LastTime)
-	cur := a.cells[k]
-	if cur == nil {
-		c.Bucket = k.day
-		a.cells[k] = &c
-		a.st.Issues += c.Count
+	a.st.Issues += c.Count
+	i, ok := agg.cellAt[k]
+	if !ok {
+		c.Bucket = dayOf(c.Bucket)
+		agg.cellAt[k] = int32(len(agg.cells))
+		agg.cells = append(agg.cells, dayCell{group: g, version: v, IssueCell: c})
+		a.ncells++
 		return
 	}
+	cur := &agg.cells[i].IssueCell
 	cur.Count += c.Count
-	a.st.Issues += c.Count
 	if cur.Later(c.LastTime, c.LastID) {
 		cur.LastTime, cur.LastID, cur.Last = c.LastTime, c.LastID, c.Last
 	}
 }
 
-func (a *appActor) journey(ts int64, v *actorpb.Version) *model.JourneyGraph {
-	k := journeyKey{day: dayOf(ts), version: versionOf(v)}
-	g := a.journeys[k]
-	if g == nil {
-		g = model.NewJourneyGraph()
-		a.journeys[k] = g
+func (a *appActor) addMove(from, to string, ts int64, v model.AppVersion) {
+	a.day(ts).moves[moveKey(a.version(v), a.screens.id(from), a.screens.id(to))]++
+	a.st.Transitions++
+	a.seen(ts)
+}
+
+func (a *appActor) addIssue(screen, group string, class model.IssueClass, title string, ts int64, v model.AppVersion) {
+	if model.JourneyKind(class) == "" {
+		return
 	}
-	return g
+	g := a.groups.id(group)
+	if title != "" {
+		a.titles[g] = title
+	}
+	a.day(ts).issues[issueKey{a.version(v), a.screens.id(screen), g, class}]++
+	a.seen(ts)
 }
 
 // exact says whether the actor's aggregates answer [from, to) exactly: each bound is a UTC day
@@ -197,59 +263,84 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 	if ok, why := a.exact(q.From, q.To); !ok {
 		return &actorpb.LiveReply{Reason: why}
 	}
-	versions := make([]model.AppVersion, len(q.Versions))
-	for i, v := range q.Versions {
-		versions[i] = versionOf(v)
-	}
-	wanted := func(v model.AppVersion) bool {
-		if len(versions) == 0 {
-			return true
-		}
-		for _, w := range versions {
-			if w == v {
-				return true
+	// Versions asked for, as interned ids; nil means all.
+	var wanted map[int32]bool
+	if len(q.Versions) > 0 {
+		wanted = map[int32]bool{}
+		for _, v := range q.Versions {
+			if i, ok := a.versions.idx[v.Name+"\x00"+v.Code]; ok {
+				wanted[i] = true
 			}
 		}
-		return false
 	}
+	want := func(v int32) bool { return wanted == nil || wanted[v] }
 	if q.Journey {
-		g := model.NewJourneyGraph()
-		for k, jg := range a.journeys {
-			if inWindow(k.day, q.From, q.To) && wanted(k.version) {
-				g.Merge(jg)
+		moves := map[uint64]uint64{}
+		issues := map[issueKey]uint64{}
+		for d, agg := range a.days {
+			if !inWindow(d, q.From, q.To) {
+				continue
+			}
+			for k, n := range agg.moves {
+				if want(int32(k >> 48)) {
+					moves[k&(1<<48-1)] += n
+				}
+			}
+			for k, n := range agg.issues {
+				if want(k.version) {
+					k.version = 0
+					issues[k] += n
+				}
 			}
 		}
-		js, err := json.Marshal(g)
-		if err != nil {
-			return &actorpb.LiveReply{Reason: err.Error()}
+		r := &actorpb.LiveReply{Ok: true, Links: make([]*actorpb.JourneyLink, 0, len(moves)),
+			Issues: make([]*actorpb.JourneyIssueCount, 0, len(issues))}
+		for k, n := range moves {
+			r.Links = append(r.Links, &actorpb.JourneyLink{From: a.screens.list[k>>24], To: a.screens.list[k&(1<<24-1)], Sessions: n})
 		}
-		return &actorpb.LiveReply{Ok: true, JourneyJson: js}
+		for k, n := range issues {
+			r.Issues = append(r.Issues, &actorpb.JourneyIssueCount{Screen: a.screens.list[k.screen], GroupId: a.groups.list[k.group],
+				Class: uint32(k.class), Title: a.titles[k.group], Count: n})
+		}
+		return r
 	}
-	type mk struct {
-		group   string
-		class   model.IssueClass
-		version model.AppVersion
+	// One merged cell per group (the caller's MergeGroups needs no more), indexed by group id.
+	merged := make([]model.IssueCell, len(a.groups.list))
+	var classes [4]bool
+	for _, c := range q.Classes {
+		if c < uint32(len(classes)) {
+			classes[c] = true
+		}
 	}
-	merged := map[mk]*model.IssueCell{}
-	for k, c := range a.cells {
-		if !inWindow(k.day, q.From, q.To) || !wanted(k.version) || !hasClass(q.Classes, k.class) {
+	anyClass := len(q.Classes) == 0
+	n := 0
+	for d, agg := range a.days {
+		if !inWindow(d, q.From, q.To) {
 			continue
 		}
-		m := merged[mk{k.group, k.class, k.version}]
-		if m == nil {
-			cp := *c
-			cp.Bucket = 0
-			merged[mk{k.group, k.class, k.version}] = &cp
-			continue
-		}
-		m.Count += c.Count
-		if m.Later(c.LastTime, c.LastID) {
-			m.LastTime, m.LastID, m.Last = c.LastTime, c.LastID, c.Last
+		for i := range agg.cells {
+			c := &agg.cells[i]
+			if !want(c.version) || !anyClass && !classes[c.Class] {
+				continue
+			}
+			m := &merged[c.group]
+			if m.Count == 0 {
+				*m = c.IssueCell
+				m.Bucket, m.Version = 0, model.AppVersion{}
+				n++
+				continue
+			}
+			m.Count += c.Count
+			if m.Later(c.LastTime, c.LastID) {
+				m.LastTime, m.LastID, m.Last, m.Class = c.LastTime, c.LastID, c.Last, c.Class
+			}
 		}
 	}
-	r := &actorpb.LiveReply{Ok: true, Cells: make([]*actorpb.IssueCell, 0, len(merged))}
-	for _, c := range merged {
-		r.Cells = append(r.Cells, CellProto(c))
+	r := &actorpb.LiveReply{Ok: true, Cells: make([]*actorpb.IssueCell, 0, n)}
+	for i := range merged {
+		if merged[i].Count > 0 {
+			r.Cells = append(r.Cells, CellProto(&merged[i]))
+		}
 	}
 	return r
 }
@@ -269,8 +360,8 @@ func hasClass(classes []uint32, c model.IssueClass) bool {
 // rebuild reads the aggregates from the store. With ready false it only drops them (the store
 // may miss rows; live answers stay off until the next start).
 func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
-	a.cells, a.journeys = map[cellKey]*model.IssueCell{}, map[journeyKey]*model.JourneyGraph{}
-	a.first, a.last, a.any, a.st.Issues, a.st.Transitions = 0, 0, false, 0, 0
+	a.reset()
+	a.st.Issues, a.st.Transitions = 0, 0
 	a.ready = false
 	if !ready || a.store == nil {
 		return &actorpb.RebuildReply{}
@@ -290,31 +381,18 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 		func(_ uuid.UUID, events []model.WalkEvent) error {
 			sessions++
 			model.WalkSession(events, func(from string, at *model.WalkEvent) {
-				a.journeyOf(at).AddTransition(from, at.Screen)
-				a.st.Transitions++
-				a.seen(at.Timestamp)
+				a.addMove(from, at.Screen, at.Timestamp, at.Version)
 			}, func(screen string, at *model.WalkEvent) {
-				a.journeyOf(at).AddIssue(screen, model.JourneyKind(at.Class), at.GroupID, at.Title)
-				a.seen(at.Timestamp)
+				a.addIssue(screen, at.GroupID, at.Class, at.Title, at.Timestamp, at.Version)
 			})
 			return nil
 		})
 	if err != nil {
-		a.cells, a.journeys = map[cellKey]*model.IssueCell{}, map[journeyKey]*model.JourneyGraph{}
+		a.reset()
 		return &actorpb.RebuildReply{Error: fmt.Sprintf("rebuild journeys of app %s: %v", a.identity, err)}
 	}
 	a.ready = true
-	return &actorpb.RebuildReply{Cells: uint64(len(a.cells)), Sessions: sessions}
-}
-
-func (a *appActor) journeyOf(e *model.WalkEvent) *model.JourneyGraph {
-	k := journeyKey{day: dayOf(e.Timestamp), version: e.Version}
-	g := a.journeys[k]
-	if g == nil {
-		g = model.NewJourneyGraph()
-		a.journeys[k] = g
-	}
-	return g
+	return &actorpb.RebuildReply{Cells: uint64(a.ncells), Sessions: sessions}
 }
 
 func versionOf(v *actorpb.Version) model.AppVersion {
@@ -343,6 +421,18 @@ func cellOf(c *actorpb.IssueCell) model.IssueCell {
 		Bucket: c.Bucket, Count: c.Count, LastTime: c.LastTime, LastID: id,
 		Last: model.IssueDisplay{Type: c.Type, Message: c.Message, MethodName: c.MethodName,
 			FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
+}
+
+// JourneyOf is the graph of a live reply's links and issues.
+func JourneyOf(r *actorpb.LiveReply) *model.JourneyGraph {
+	g := model.NewJourneyGraph()
+	for _, l := range r.Links {
+		g.AddTransitions(l.From, l.To, l.Sessions)
+	}
+	for _, is := range r.Issues {
+		g.AddIssues(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
+	}
+	return g
 }
 
 // CellsOf is the inverse of CellProto over a reply's cells.

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -127,13 +126,7 @@ func liveJourney(t *testing.T, dir Directory, app uuid.UUID, from, to int64) (mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := model.NewJourneyGraph()
-	if r.Ok {
-		if err := json.Unmarshal(r.JourneyJson, g); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return g.Graph(true), r.Ok
+	return JourneyOf(r).Graph(true), r.Ok
 }
 
 func storeJourney(t *testing.T, s *badgerevents.Store, app uuid.UUID, from, to int64) model.JourneyJSON {

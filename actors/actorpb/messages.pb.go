@@ -1124,14 +1124,16 @@ func (x *LiveQuery) GetJourney() bool {
 	return false
 }
 
-// LiveReply answers LiveQuery: cells merged over the window per group, class and version
-// (bucket 0), or the journey graph as model.JourneyGraph's JSON.
+// LiveReply answers LiveQuery: one cell per group merged over the window (count summed, the
+// latest event's display and class; version and bucket empty), or the journey's links and
+// issues summed over the window.
 type LiveReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
 	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // why not, when not ok (for logs and the debug endpoint)
 	Cells         []*IssueCell           `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
-	JourneyJson   []byte                 `protobuf:"bytes,4,opt,name=journey_json,json=journeyJson,proto3" json:"journey_json,omitempty"`
+	Links         []*JourneyLink         `protobuf:"bytes,4,rep,name=links,proto3" json:"links,omitempty"`
+	Issues        []*JourneyIssueCount   `protobuf:"bytes,5,rep,name=issues,proto3" json:"issues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1187,11 +1189,156 @@ func (x *LiveReply) GetCells() []*IssueCell {
 	return nil
 }
 
-func (x *LiveReply) GetJourneyJson() []byte {
+func (x *LiveReply) GetLinks() []*JourneyLink {
 	if x != nil {
-		return x.JourneyJson
+		return x.Links
 	}
 	return nil
+}
+
+func (x *LiveReply) GetIssues() []*JourneyIssueCount {
+	if x != nil {
+		return x.Issues
+	}
+	return nil
+}
+
+// JourneyLink is the number of sessions that moved from one screen to another.
+type JourneyLink struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	Sessions      uint64                 `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JourneyLink) Reset() {
+	*x = JourneyLink{}
+	mi := &file_messages_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JourneyLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JourneyLink) ProtoMessage() {}
+
+func (x *JourneyLink) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
+func (*JourneyLink) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *JourneyLink) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *JourneyLink) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *JourneyLink) GetSessions() uint64 {
+	if x != nil {
+		return x.Sessions
+	}
+	return 0
+}
+
+// JourneyIssueCount is the number of issue events of a group on a screen ("" for none).
+type JourneyIssueCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Screen        string                 `protobuf:"bytes,1,opt,name=screen,proto3" json:"screen,omitempty"`
+	GroupId       string                 `protobuf:"bytes,2,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	Class         uint32                 `protobuf:"varint,3,opt,name=class,proto3" json:"class,omitempty"`
+	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Count         uint64                 `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JourneyIssueCount) Reset() {
+	*x = JourneyIssueCount{}
+	mi := &file_messages_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JourneyIssueCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JourneyIssueCount) ProtoMessage() {}
+
+func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
+func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *JourneyIssueCount) GetScreen() string {
+	if x != nil {
+		return x.Screen
+	}
+	return ""
+}
+
+func (x *JourneyIssueCount) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
+}
+
+func (x *JourneyIssueCount) GetClass() uint32 {
+	if x != nil {
+		return x.Class
+	}
+	return 0
+}
+
+func (x *JourneyIssueCount) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *JourneyIssueCount) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
 }
 
 // Rebuild tells an app actor to drop its aggregates and compute them again from the event
@@ -1205,7 +1352,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1364,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1377,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -1252,7 +1399,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1411,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1424,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -1322,7 +1469,7 @@ type AppState struct {
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1481,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1494,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -1543,12 +1690,23 @@ const file_messages_proto_rawDesc = "" +
 	"\x02to\x18\x02 \x01(\x03R\x02to\x12/\n" +
 	"\bversions\x18\x03 \x03(\v2\x13.svc.actors.VersionR\bversions\x12\x18\n" +
 	"\aclasses\x18\x04 \x03(\rR\aclasses\x12\x18\n" +
-	"\ajourney\x18\x05 \x01(\bR\ajourney\"\x83\x01\n" +
+	"\ajourney\x18\x05 \x01(\bR\ajourney\"\xc6\x01\n" +
 	"\tLiveReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
-	"\x05cells\x18\x03 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12!\n" +
-	"\fjourney_json\x18\x04 \x01(\fR\vjourneyJson\"\x1f\n" +
+	"\x05cells\x18\x03 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12-\n" +
+	"\x05links\x18\x04 \x03(\v2\x17.svc.actors.JourneyLinkR\x05links\x125\n" +
+	"\x06issues\x18\x05 \x03(\v2\x1d.svc.actors.JourneyIssueCountR\x06issues\"M\n" +
+	"\vJourneyLink\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1a\n" +
+	"\bsessions\x18\x03 \x01(\x04R\bsessions\"\x88\x01\n" +
+	"\x11JourneyIssueCount\x12\x16\n" +
+	"\x06screen\x18\x01 \x01(\tR\x06screen\x12\x19\n" +
+	"\bgroup_id\x18\x02 \x01(\tR\agroupId\x12\x14\n" +
+	"\x05class\x18\x03 \x01(\rR\x05class\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x14\n" +
+	"\x05count\x18\x05 \x01(\x04R\x05count\"\x1f\n" +
 	"\aRebuild\x12\x14\n" +
 	"\x05ready\x18\x01 \x01(\bR\x05ready\"V\n" +
 	"\fRebuildReply\x12\x14\n" +
@@ -1586,7 +1744,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
@@ -1603,16 +1761,18 @@ var file_messages_proto_goTypes = []any{
 	(*JourneyIssue)(nil),      // 12: svc.actors.JourneyIssue
 	(*LiveQuery)(nil),         // 13: svc.actors.LiveQuery
 	(*LiveReply)(nil),         // 14: svc.actors.LiveReply
-	(*Rebuild)(nil),           // 15: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 16: svc.actors.RebuildReply
-	(*AppState)(nil),          // 17: svc.actors.AppState
-	nil,                       // 18: svc.actors.AppBatch.TypesEntry
-	nil,                       // 19: svc.actors.AppState.TypesEntry
+	(*JourneyLink)(nil),       // 15: svc.actors.JourneyLink
+	(*JourneyIssueCount)(nil), // 16: svc.actors.JourneyIssueCount
+	(*Rebuild)(nil),           // 17: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 18: svc.actors.RebuildReply
+	(*AppState)(nil),          // 19: svc.actors.AppState
+	nil,                       // 20: svc.actors.AppBatch.TypesEntry
+	nil,                       // 21: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
 	5,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
 	4,  // 1: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
-	18, // 2: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	20, // 2: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
 	9,  // 3: svc.actors.AppBatch.cells:type_name -> svc.actors.IssueCell
 	5,  // 4: svc.actors.IssueCell.version:type_name -> svc.actors.Version
 	11, // 5: svc.actors.JourneyUpdate.moves:type_name -> svc.actors.JourneyMove
@@ -1621,12 +1781,14 @@ var file_messages_proto_depIdxs = []int32{
 	5,  // 8: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
 	5,  // 9: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
 	9,  // 10: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	19, // 11: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	15, // 11: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
+	16, // 12: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
+	21, // 13: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -1640,7 +1802,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/actors/actorpb"
 	"github.com/svc-dev/svc/http/httpx"
 	"github.com/svc-dev/svc/model"
@@ -132,7 +132,7 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 				lq.Classes = append(lq.Classes, uint32(c))
 			}
 			if reply, ok := a.live(r, lq); ok {
-				cells, by = cellsOf(reply.Cells), "live"
+				cells, by = actors.CellsOf(reply.Cells), "live"
 			}
 		}
 		if by == "store" {
@@ -182,22 +182,6 @@ func errorGroupFilters(p *params) ([]model.IssueClass, []string, error) {
 	}
 	sev, err := p.list("severity")
 	return classes, sev, err
-}
-
-func cellsOf(cs []*actorpb.IssueCell) []model.IssueCell {
-	out := make([]model.IssueCell, len(cs))
-	for i, c := range cs {
-		id, _ := uuid.FromBytes(c.LastId)
-		var v model.AppVersion
-		if c.Version != nil {
-			v = model.AppVersion{Name: c.Version.Name, Code: c.Version.Code}
-		}
-		out[i] = model.IssueCell{GroupID: c.GroupId, Class: model.IssueClass(c.Class), Version: v,
-			Bucket: c.Bucket, Count: c.Count, LastTime: c.LastTime, LastID: id,
-			Last: model.IssueDisplay{Type: c.Type, Message: c.Message, MethodName: c.MethodName,
-				FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
-	}
-	return out
 }
 
 // groupParam reads the group id of the path.
@@ -346,11 +330,7 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	g := model.NewJourneyGraph()
 	by := "store"
 	if reply, ok := a.live(r, &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions), Journey: true}); ok {
-		if err := json.Unmarshal(reply.JourneyJson, g); err == nil {
-			by = "live"
-		} else {
-			g = model.NewJourneyGraph()
-		}
+		g, by = actors.JourneyOf(reply), "live"
 	}
 	if by == "store" {
 		keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
