@@ -54,10 +54,10 @@ func (n *names) id(s string) int32 {
 
 // dayAgg is what the app actor keeps of one UTC day.
 type dayAgg struct {
-	cells  []dayCell                   // contiguous, so answers scan them fast
-	cellAt map[uint64]int32            // index in cells by cellKey
-	moves  map[uint64]uint64           // sessions per first move, by moveKey
-	issues map[issueKey]uint64         // issue events per screen and group
+	cells  []dayCell           // contiguous, so answers scan them fast
+	cellAt map[uint64]int32    // index in cells by cellKey
+	moves  map[uint64]uint64   // sessions per first move, by moveKey
+	issues map[issueKey]uint64 // issue events per screen and group
 }
 
 // cellKey packs a group, version and class; moveKey a version and two screens.
@@ -98,9 +98,9 @@ type appActor struct {
 
 	st       actorpb.AppState
 	days     map[int64]*dayAgg
-	groups   names // group ids
-	screens  names // screen names; "" is 0
-	versions names // "name\x00code"
+	groups   names            // group ids
+	screens  names            // screen names; "" is 0
+	versions names            // "name\x00code"
 	titles   map[int32]string // journey title per group
 	ncells   int
 	// The earliest and latest event time counted (any says whether there is one): a window
