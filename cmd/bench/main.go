@@ -2,10 +2,12 @@
 // docs/benchmarks.md (issue 4): (a) decode + validate of the fixture corpus in-process, (b)
 // end-to-end ingest into the embedded store with loadgen, flat out and at half that rate, with CPU
 // and heap profiles of the node, (c) the same with ClickHouse + PostgreSQL when testenv set
-// SVC_CLICKHOUSE_DSN / SVC_POSTGRES_DSN, (d) dashboard query latency (not measurable yet), (e) heap
-// per live session actor. `make bench` runs it under testenv:
+// SVC_CLICKHOUSE_DSN / SVC_POSTGRES_DSN, (d) dashboard query latency, live and from the store, on
+// the nodes of (b) and (c) once loadgen has filled them, (e) heap per live session actor; and the
+// irreducible parts of the ingest path in isolation (durable append, store insert; decode is
+// (a)), whose sum gives the pipeline efficiency. `make bench` runs it under testenv:
 //
-//	go run ./cmd/testenv -serve -only clickhouse,postgres -- go run ./cmd/bench [-seconds 30]
+//	go run ./cmd/testenv -serve -only clickhouse,postgres -- go run ./cmd/bench [-seconds 30] [-query-events 10000000]
 package main
 
 import (
@@ -38,21 +40,35 @@ func main() {
 type config struct {
 	seconds     int
 	decodeSec   float64
+	partsSec    float64
 	concurrency int
 	doc         string
 	write       bool
 	skipMemory  bool
+	skipQueries bool
+	queryEvents int64
+	query       queryOpts
 }
 
 func run() int {
 	var c config
 	flag.IntVar(&c.seconds, "seconds", 30, "length of each loadgen run")
 	flag.Float64Var(&c.decodeSec, "decode-seconds", 5, "length of the in-process decode measurement")
+	flag.Float64Var(&c.partsSec, "parts-seconds", 5, "length of each part measurement (durable append, each store's insert)")
 	flag.IntVar(&c.concurrency, "concurrency", 8, "loadgen workers")
 	flag.StringVar(&c.doc, "doc", "docs/benchmarks.md", "file whose generated section gets the table (relative to the repository)")
 	flag.BoolVar(&c.write, "write", true, "write the table into -doc")
 	flag.BoolVar(&c.skipMemory, "skip-memory", false, "do not run the session actor memory benchmark")
+	flag.BoolVar(&c.skipQueries, "skip-queries", false, "do not measure the dashboard queries (d)")
+	flag.Int64Var(&c.queryEvents, "query-events", 0, "before (c)'s queries, top the ClickHouse store up to this many events with synthetic copies of the corpus events (0 = no top-up)")
+	flag.IntVar(&c.query.requests, "query-requests", 300, "timed requests per dashboard query")
+	flag.IntVar(&c.query.warmup, "query-warmup", 20, "untimed requests before them")
+	flag.DurationVar(&c.query.maxTime, "query-max-time", time.Minute, "a dashboard query stops early, with fewer requests, past this")
 	flag.Parse()
+	if c.query.requests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -query-requests must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
+		return 2
+	}
 	if c.seconds < 2 {
 		fmt.Fprintln(os.Stderr, "bench: -seconds must be at least 2 (the CPU profile starts 1 s into the run)")
 		return 2
@@ -71,6 +87,12 @@ type results struct {
 	decodeItems   int64
 	decodeWall    time.Duration
 	decodeCPU     time.Duration
+	appendPart    *appendCost
+	appendWhy     string
+	badgerPart    *insertCost
+	badgerWhy     string
+	chPart        *insertCost
+	chWhy         string
 	embedded      *e2e
 	production    *e2e
 	productionWhy string
@@ -78,9 +100,11 @@ type results struct {
 	pprofTop      string
 }
 
-// e2e is one store's end-to-end result: flat out, then at half its request rate.
+// e2e is one store's end-to-end result: flat out, then at half its request rate, then the
+// dashboard queries (nil when skipped).
 type e2e struct {
 	full, half summary
+	queries    *queryRun
 }
 
 // summary is the part of loadgen's -json output the table uses.
@@ -124,12 +148,46 @@ func bench(ctx context.Context, c config) error {
 	var r results
 
 	step("(a) decode + validate of the fixture corpus, in-process")
-	fixtures := filepath.Join(root, "..", "shared", "fixtures", "measure")
-	if r.decodeItems, r.decodeWall, r.decodeCPU, err = decodeRate(fixtures, time.Duration(c.decodeSec*float64(time.Second))); err != nil {
+	corp, err := loadCorpus(filepath.Join(root, "..", "shared", "fixtures", "measure"))
+	if err != nil {
+		return err
+	}
+	if r.decodeItems, r.decodeWall, r.decodeCPU, err = decodeRate(corp, time.Duration(c.decodeSec*float64(time.Second))); err != nil {
 		return err
 	}
 	fmt.Printf("%s items in %.1f s wall, %.1f CPU-s: %s items per CPU-second\n", thousands(float64(r.decodeItems)),
 		r.decodeWall.Seconds(), r.decodeCPU.Seconds(), thousands(perCPU(r)))
+
+	chDSN, pgDSN := os.Getenv("SVC_CLICKHOUSE_DSN"), os.Getenv("SVC_POSTGRES_DSN")
+	partsFor := time.Duration(c.partsSec * float64(time.Second))
+	step(fmt.Sprintf("parts in isolation: durable append (%d writers)", c.concurrency))
+	if r.appendPart, err = measureAppend(corp, partsFor, c.concurrency); err != nil {
+		return err
+	}
+	fmt.Printf("%s appends in %.1f s, %.1f CPU-s: %.2f µs CPU per item (%.1f items per request)\n", thousands(float64(r.appendPart.Appends)),
+		r.appendPart.Wall.Seconds(), r.appendPart.CPU.Seconds(), r.appendPart.perItem(), r.appendPart.ItemsPerReq)
+	step("parts in isolation: store insert, embedded (Badger)")
+	if r.badgerPart, err = measureBadgerInsert(ctx, corp, partsFor); err != nil {
+		return err
+	}
+	fmt.Printf("%s rows in %.1f s, %.1f CPU-s: %.2f µs CPU per row\n", thousands(float64(r.badgerPart.Rows)),
+		r.badgerPart.Wall.Seconds(), r.badgerPart.CPU.Seconds(), r.badgerPart.perItem())
+	if chDSN == "" {
+		r.chWhy = "skipped: run under make bench"
+		step("parts in isolation: store insert, ClickHouse: " + r.chWhy)
+	} else {
+		step("parts in isolation: store insert, ClickHouse")
+		if r.chPart, err = measureClickHouseInsert(ctx, corp, chDSN, partsFor); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			r.chWhy = "failed: " + err.Error()
+			fmt.Fprintln(os.Stderr, "bench: clickhouse insert part:", err)
+		} else {
+			fmt.Printf("%s rows in %.1f s, %.1f CPU-s here + %.1f CPU-s server: %.2f µs CPU per row\n", thousands(float64(r.chPart.Rows)),
+				r.chPart.Wall.Seconds(), r.chPart.CPU.Seconds(), r.chPart.ServerCPU.Seconds(), r.chPart.perItem())
+		}
+	}
 
 	step("building bin/svc and bin/loadgen")
 	svcBin, lgBin := filepath.Join(root, "bin", "svc"), filepath.Join(root, "bin", "loadgen")
@@ -141,7 +199,7 @@ func bench(ctx context.Context, c config) error {
 	}
 
 	step("(b) end to end, embedded store")
-	if r.embedded, err = endToEnd(ctx, c, root, svcBin, lgBin, out, "embedded", nil); err != nil {
+	if r.embedded, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "embedded", nil, nil); err != nil {
 		return err
 	}
 	cpuProf := filepath.Join(out, "embedded-cpu.pprof")
@@ -152,7 +210,6 @@ func bench(ctx context.Context, c config) error {
 	r.pprofTop = strings.TrimSpace(string(top))
 	fmt.Println(r.pprofTop)
 
-	chDSN, pgDSN := os.Getenv("SVC_CLICKHOUSE_DSN"), os.Getenv("SVC_POSTGRES_DSN")
 	chVersion := "not used"
 	if chDSN == "" || pgDSN == "" {
 		r.productionWhy = "skipped: run under make bench"
@@ -160,13 +217,17 @@ func bench(ctx context.Context, c config) error {
 	} else {
 		step("(c) end to end, ClickHouse + PostgreSQL")
 		chVersion = clickhouseVersion(ctx, chDSN)
-		if r.production, err = endToEnd(ctx, c, root, svcBin, lgBin, out, "production",
-			[]string{"SVC_CLICKHOUSE_DSN=" + chDSN, "SVC_POSTGRES_DSN=" + pgDSN}); err != nil {
+		var topUp func(app uuid.UUID, have int64) error
+		if c.queryEvents > 0 {
+			topUp = func(app uuid.UUID, have int64) error {
+				return topUpClickHouse(ctx, corp, chDSN, app, have, c.queryEvents)
+			}
+		}
+		if r.production, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "production",
+			[]string{"SVC_CLICKHOUSE_DSN=" + chDSN, "SVC_POSTGRES_DSN=" + pgDSN}, topUp); err != nil {
 			return err
 		}
 	}
-
-	step("(d) dashboard query latency: not measured, needs the issue-3 endpoints")
 
 	if !c.skipMemory {
 		step("(e) heap per live session actor")
@@ -218,35 +279,19 @@ func perCPU(r results) float64 {
 	return float64(r.decodeItems) / r.decodeCPU.Seconds()
 }
 
-// decodeRate decodes and validates every fixture body round-robin for d and returns the items
+// decodeRate decodes and validates every corpus body round-robin for d and returns the items
 // done, the wall time and the process's CPU time over it (GC included): on a shared machine CPU
 // time, not wall, says what one core does.
-func decodeRate(dir string, d time.Duration) (items int64, wall, cpu time.Duration, err error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "batch_*.json"))
-	if err != nil || len(paths) == 0 {
-		return 0, 0, 0, fmt.Errorf("no batch_*.json in %s (%v)", dir, err)
-	}
-	bodies := make([][]byte, len(paths))
-	counts := make([]int64, len(paths))
+func decodeRate(c *corpus, d time.Duration) (items int64, wall, cpu time.Duration, err error) {
 	app := uuid.New()
-	for i, p := range paths {
-		if bodies[i], err = os.ReadFile(p); err != nil {
-			return 0, 0, 0, err
-		}
-		b, err := model.DecodeBatch(bodies[i], app, false)
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("%s: %w", filepath.Base(p), err)
-		}
-		counts[i] = int64(len(b.Events) + len(b.Spans))
-	}
 	runtime.GC()
 	cpu0, start := cpuTime(), time.Now()
 	for time.Since(start) < d {
-		for i, body := range bodies {
+		for i, body := range c.bodies {
 			if _, err := model.DecodeBatch(body, app, false); err != nil {
 				return 0, 0, 0, err
 			}
-			items += counts[i]
+			items += c.items[i]
 		}
 	}
 	return items, time.Since(start), cpuTime() - cpu0, nil
@@ -259,9 +304,11 @@ func cpuTime() time.Duration {
 }
 
 // endToEnd starts a fresh node, creates a user and an app, runs loadgen flat out (taking CPU and
-// heap profiles of the node meanwhile), then at half the measured request rate, and stops the
-// node.
-func endToEnd(ctx context.Context, c config, root, svcBin, lgBin, out, label string, storeEnv []string) (*e2e, error) {
+// heap profiles of the node meanwhile), then at half the measured request rate, times the
+// dashboard queries on what loadgen sent (after topUp, when given, has added to the store), and
+// stops the node.
+func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, out, label string, storeEnv []string,
+	topUp func(app uuid.UUID, have int64) error) (*e2e, error) {
 	dataDir, err := os.MkdirTemp("", "svc-bench-"+label+"-")
 	if err != nil {
 		return nil, err
@@ -328,6 +375,7 @@ func endToEnd(ctx context.Context, c config, root, svcBin, lgBin, out, label str
 		profErr <- err
 	}()
 	var e e2e
+	sendStart := time.Now()
 	fmt.Printf("flat out, %d s, %d workers\n", c.seconds, c.concurrency)
 	if e.full, err = loadgen(0); err != nil {
 		<-profErr
@@ -345,6 +393,27 @@ func endToEnd(ctx context.Context, c config, root, svcBin, lgBin, out, label str
 	if e.half, err = loadgen(half); err != nil {
 		return nil, err
 	}
+	if c.skipQueries {
+		return &e, nil
+	}
+	fmt.Println("dashboard queries")
+	tok, err := admin("token", "--email", "bench@example.com")
+	if err != nil {
+		return nil, err
+	}
+	d := &dashboard{base: "http://" + n.addr, token: tok["access_token"], team: u["own_team_id"], app: a["app_id"],
+		client: &http.Client{Timeout: 2 * time.Minute}}
+	d.from, d.to = QueryWindow(time.Now(), sendStart, corp.widest())
+	fmt.Printf("loadgen moved each replay's latest item to its send time; the widest body spans %s\n", corp.widest().Round(time.Second))
+	var fill func(have int64) error
+	if topUp != nil {
+		app, err := uuid.Parse(a["app_id"])
+		if err != nil {
+			return nil, fmt.Errorf("create-app answer: %w", err)
+		}
+		fill = func(have int64) error { return topUp(app, have) }
+	}
+	e.queries = runQueries(ctx, d, c.query, fill)
 	return &e, nil
 }
 

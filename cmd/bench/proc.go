@@ -52,7 +52,7 @@ var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\
 // its "listening" line. extra holds the environment's store settings (empty = embedded).
 func startNode(ctx context.Context, root, svcBin, dataDir string, extra []string) (*node, error) {
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dataDir,
-		"--ingest-rate-limit", "100000000", "--log-level", "warn"}
+		"--ingest-rate-limit", "100000000", "--rate-limit-user", "100000000", "--log-level", "warn"}
 	cmd := command(ctx, root, append(baseEnv(), extra...), svcBin, args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
