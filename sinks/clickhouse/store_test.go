@@ -39,3 +39,12 @@ func TestConformance(t *testing.T) {
 		})
 	})
 }
+
+func TestAnalytics(t *testing.T) {
+	t.Run("clickhouse", func(t *testing.T) {
+		eventstest.RunAnalytics(t, func(t *testing.T) eventstest.AnalyticsStore {
+			s, _ := openFresh(t)
+			return s
+		})
+	})
+}
