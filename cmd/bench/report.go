@@ -215,6 +215,9 @@ func (i *insertCost) perItem() float64 {
 // Efficiency is end-to-end items/s over the CPU-budget ceiling, cores ÷ Σ part costs (µs of
 // CPU per item): the ceiling and the ratio. Both are 0 when a part is missing.
 func Efficiency(itemsPerSec float64, partsMicros ...float64) (ceiling, ratio float64) {
+	if len(partsMicros) == 0 {
+		return 0, 0
+	}
 	var sum float64
 	for _, p := range partsMicros {
 		if p <= 0 {

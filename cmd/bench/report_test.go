@@ -4,6 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	fixtures "github.com/svc-dev/svc/model/corpus"
 )
 
 func TestParseActorMemory(t *testing.T) {
@@ -98,29 +103,344 @@ func TestVerdicts(t *testing.T) {
 }
 
 func TestBuildRows(t *testing.T) {
-	r := results{decodeItems: 100_000, decodeWall: time.Second, decodeCPU: time.Second, // ceiling 200k/s
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	r := results{decodeItems: 100_000, decodeWall: time.Second, decodeCPU: time.Second, // 10 µs/item, ceiling 200k/s
+		appendPart: &appendCost{Appends: 1000, Writers: 8, Wall: time.Second, CPU: 50 * time.Millisecond, ItemsPerReq: 50}, // 1 µs/item
+		badgerPart: &insertCost{Rows: 100_000, Batch: 10_000, Wall: time.Second, CPU: 900 * time.Millisecond},              // 9 µs/row
+		chWhy:      "failed: no clickhouse-server process",
 		embedded: &e2e{
 			full: summary{ItemsPerSec: 20_000, BatchesPerSec: 338, Latency: latency{P50: 11, P90: 57, P99: 163}},
 			half: summary{ItemsPerSec: 10_000, BatchesPerSec: 169, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}},
+			queries: &queryRun{Events: 500_000, Window: "default (the last 7 UTC days)", Queries: []queryResult{
+				{query: dashboardQueries[0], Requests: 300, P50: ms(0.3), P95: ms(0.5), P99: ms(0.8), Bytes: 2253},
+				{query: dashboardQueries[1], Requests: 300, P50: ms(50), P95: ms(100), P99: ms(120), Bytes: 2253},
+				{query: dashboardQueries[2], Requests: 300, P50: ms(0.9), P95: ms(1.1), P99: ms(1.5), Bytes: 15672},
+				{query: dashboardQueries[3], Requests: 300, P50: ms(200), P95: ms(300), P99: ms(400), Bytes: 19000},
+				{query: dashboardQueries[4], Err: "GET /errorGroups: 500 Internal Server Error: {\"error\":\"a|b\"}\n"},
+			}},
 		},
 		productionWhy: "skipped: run under make bench",
 		actorMem:      map[int]float64{10_000: 2024, 100_000: 1777},
 	}
 	table := Table(buildRows(r))
 	for _, want := range []string{
-		"| (a) decode + validate, corpus in-process | 100,000 items per CPU-second (ceiling on 2 cores: 200,000 items/s) |",
+		"| (a) decode + validate, corpus in-process | 100,000 items per CPU-second, 10.00 µs per item (ceiling on 2 cores: 200,000 items/s) |",
+		"| part: durable append per request (spool, fdatasync'ed) | 1,000 appends in 1.0 s by 8 writers (1,000/s); 50.0 µs CPU per append ÷ 50.0 items per request = 1.00 µs per item |",
+		"| part: store insert per row, embedded (Badger) | 100,000 rows in 1.0 s (100,000/s, 10,000-row batches); 9.00 µs CPU per row |",
+		"| part: store insert per row, ClickHouse | failed: no clickhouse-server process |",
 		"| (b) embedded store, flat out | 20,000 items/s, 338 batches/s; p50 11.0 / p90 57.0 / p99 163.0 ms | ≥ 60,000 items/s | no (3.0× short) |",
 		"| (b) embedded store, half rate, p99 of 50–149-item batches | 50.0 ms (40 requests) | < 25 ms | no (2.0× over) |",
-		"| (b)/(a) embedded store ÷ decode ceiling | 0.100 |",
+		"| (b)/(a) embedded store ÷ decode ceiling | 0.100 | – | – |",
+		"| (b) pipeline efficiency, embedded store: end to end ÷ (2 cores ÷ Σ parts) | 0.200 (Σ = 10.00 decode + 1.00 append + 9.00 Badger insert = 20.00 µs CPU per item → ceiling 100,000 items/s) | ≥ 0.75 | no (3.8× short) |",
 		"| (c) ClickHouse + PostgreSQL, flat out | skipped: run under make bench |",
-		"| (d) dashboard query latency | not measured: needs the issue-3 endpoints |",
+		"| (d) embedded, events in the store | 500,000 (usage API); window default (the last 7 UTC days) | – | – |",
+		"| (d) embedded, crashGroups, live | p50 0.30 / p95 0.50 / p99 0.80 ms (300 requests, 2,253 B answer) | live < 1 ms p99 | yes |",
+		"| (d) embedded, crashGroups, from the store | p50 50.00 / p95 100.00 / p99 120.00 ms (300 requests, 2,253 B answer) | store group list < 150 ms p95 on 10,000,000 events | not decided (500,000 events) |",
+		"| (d) embedded, journey, live | p50 0.90 / p95 1.10 / p99 1.50 ms (300 requests, 15,672 B answer) | live < 1 ms p99 | no (1.5× over) |",
+		"| (d) embedded, journey, from the store | p50 200.00 / p95 300.00 / p99 400.00 ms (300 requests, 19,000 B answer) | – | – |",
+		"| (d) embedded, errorGroups, from the store | failed: GET /errorGroups: 500 Internal Server Error: {\"error\":\"a\\|b\"} | store group list < 150 ms p95 on 10,000,000 events | – |",
+		"| (d) ClickHouse + PostgreSQL, dashboard queries | skipped: run under make bench | – | – |",
 		"| (e) heap per live session actor, 100,000 actors | 1,777 B/actor (178 MB for 100,000) | 100k actors < 512 MB RSS (this is heap only) | yes |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks\n%s\nin\n%s", want, table)
 		}
 	}
-	if strings.Contains(table, "(c)/(a)") {
+	if strings.Contains(table, "(c)/(a)") || strings.Contains(table, "(c) pipeline efficiency") {
 		t.Errorf("a skipped store has no ratio:\n%s", table)
+	}
+	if n := strings.Count(table, "\n"); n != len(buildRows(r))+2 {
+		t.Errorf("%d lines for %d rows: a value broke its row:\n%s", n, len(buildRows(r)), table)
+	}
+}
+
+// TestBuildRowsServerStore covers the ClickHouse side: the server's CPU counts in the insert
+// part, and the store group list is decided once the store holds 10M events.
+func TestBuildRowsServerStore(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	prod := func(p95 float64) *e2e {
+		return &e2e{full: summary{ItemsPerSec: 50_000}, half: summary{ItemsPerSec: 25_000},
+			queries: &queryRun{Events: 10_000_000, Window: "default (the last 7 UTC days)", Queries: []queryResult{
+				{query: dashboardQueries[1], Requests: 300, P50: ms(p95 / 2), P95: ms(p95), P99: ms(p95 * 2)},
+			}}}
+	}
+	base := results{decodeItems: 100_000, decodeCPU: time.Second,
+		appendPart: &appendCost{Appends: 1000, Wall: time.Second, CPU: 50 * time.Millisecond, ItemsPerReq: 50},
+		chPart:     &insertCost{Rows: 200_000, Batch: 100_000, Wall: 2 * time.Second, CPU: time.Second, ServerCPU: time.Second, Server: true},
+		badgerWhy:  "not measured"}
+	cases := []struct {
+		name           string
+		p95            float64
+		wants, absents []string
+	}{
+		{"group list over target", 200, []string{
+			"| part: store insert per row, ClickHouse | 200,000 rows in 2.0 s (100,000/s, 100,000-row batches); bench 5.00 + server 5.00 = 10.00 µs CPU per row |",
+			"| (c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts) | 0.525 (Σ = 10.00 decode + 1.00 append + 10.00 ClickHouse insert = 21.00 µs CPU per item → ceiling 95,238 items/s) | ≥ 0.75 | no (1.4× short) |",
+			"| (d) ClickHouse + PostgreSQL, crashGroups, from the store | p50 100.00 / p95 200.00 / p99 400.00 ms (300 requests, 0 B answer) | store group list < 150 ms p95 on 10,000,000 events | no (1.3× over) |",
+		}, []string{"| (b) pipeline efficiency"}}, // (b) was not run: no efficiency row
+		{"group list met", 100, []string{
+			"| (d) ClickHouse + PostgreSQL, crashGroups, from the store | p50 50.00 / p95 100.00 / p99 200.00 ms (300 requests, 0 B answer) | store group list < 150 ms p95 on 10,000,000 events | yes |",
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base
+			r.production = prod(tc.p95)
+			table := Table(buildRows(r))
+			for _, want := range tc.wants {
+				if !strings.Contains(table, want) {
+					t.Errorf("table lacks\n%s\nin\n%s", want, table)
+				}
+			}
+			for _, absent := range tc.absents {
+				if strings.Contains(table, absent) {
+					t.Errorf("table has %q:\n%s", absent, table)
+				}
+			}
+		})
+	}
+	// A missing part leaves the efficiency undecided rather than flattering it.
+	r := base
+	r.chPart = nil
+	r.production = prod(100)
+	table := Table(buildRows(r))
+	if want := "| (c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts) | a part was not measured | ≥ 0.75 | – |"; !strings.Contains(table, want) {
+		t.Errorf("table lacks\n%s\nin\n%s", want, table)
+	}
+}
+
+func TestEfficiency(t *testing.T) {
+	cases := []struct {
+		name                 string
+		rate                 float64
+		parts                []float64
+		wantCeiling, wantEff float64
+	}{
+		{"issue's reference pipeline", 29_000, []float64{1e6 / 41_000, 30, 10}, 2e6 / (1e6/41_000 + 40), 29_000 / (2e6 / (1e6/41_000 + 40))},
+		{"exactly at the ceiling", 100_000, []float64{10, 5, 5}, 100_000, 1},
+		{"one part missing", 100_000, []float64{10, 0, 5}, 0, 0},
+		{"no parts", 100_000, nil, 0, 0},
+	}
+	for _, tc := range cases {
+		c, e := Efficiency(tc.rate, tc.parts...)
+		if !near(c, tc.wantCeiling) || !near(e, tc.wantEff) {
+			t.Errorf("%s: Efficiency = %v, %v; want %v, %v", tc.name, c, e, tc.wantCeiling, tc.wantEff)
+		}
+	}
+}
+
+func near(a, b float64) bool { return a == b || (a-b)/b < 1e-9 && (b-a)/b < 1e-9 }
+
+func TestPercentile(t *testing.T) {
+	seq := func(n int) []time.Duration { // n, n-1, …, 1 ms: unsorted on purpose
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = time.Duration(n-i) * time.Millisecond
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		ds   []time.Duration
+		q    float64
+		want time.Duration
+	}{
+		{"empty", nil, 0.99, 0},
+		{"one", []time.Duration{7}, 0.5, 7},
+		{"p50 of 300", seq(300), 0.50, 150 * time.Millisecond},
+		{"p95 of 300", seq(300), 0.95, 285 * time.Millisecond},
+		{"p99 of 300", seq(300), 0.99, 297 * time.Millisecond},
+		{"p99 of 10 is the max", seq(10), 0.99, 10 * time.Millisecond},
+		{"p100", seq(10), 1, 10 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		in := append([]time.Duration(nil), tc.ds...)
+		if got := Percentile(tc.ds, tc.q); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+		for i := range in {
+			if in[i] != tc.ds[i] {
+				t.Fatalf("%s: Percentile reordered its input", tc.name)
+			}
+		}
+	}
+}
+
+func TestUsageEvents(t *testing.T) {
+	const app = "0b0e7d56-3f4c-4c2b-9a55-6b0d0f1b2c3d"
+	body := `[{"app_id":"11111111-1111-4111-8111-111111111111","app_name":"Other","monthly":[{"month":"2026-11","events":5}]},
+	{"app_id":"` + app + `","app_name":"Bench","monthly":[{"month":"2026-10","sessions":1,"events":100,"spans":7,"bytes":9},{"month":"2026-11","events":23}]}]`
+	cases := []struct {
+		name, body, app string
+		want            int64
+		wantErr         bool
+	}{
+		{"months summed, other apps ignored", body, app, 123, false},
+		{"app without months", `[{"app_id":"` + app + `","monthly":[]}]`, app, 0, false},
+		{"app missing", body, "22222222-2222-4222-8222-222222222222", 0, true},
+		{"not JSON", `{"error":"x"}`, app, 0, true},
+	}
+	for _, tc := range cases {
+		got, err := UsageEvents([]byte(tc.body), tc.app)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: got %d, %v; want %d, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestQueryWindow(t *testing.T) {
+	now := time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC) // default window from 2026-11-16T00:00Z
+	cases := []struct {
+		name           string
+		sendStart      time.Time
+		widest         time.Duration
+		wantFrom, want string
+	}{
+		{"minutes-wide bodies: default window", now.Add(-2 * time.Minute), 7 * time.Minute, "", ""},
+		{"earliest exactly at the window start", now.Add(-2 * time.Minute), now.Add(-2 * time.Minute).Sub(time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)), "", ""},
+		{"a body spanning 8 days", now.Add(-2 * time.Minute), 8 * 24 * time.Hour, "2026-11-14T00:00:00Z", "2026-11-23T00:00:00Z"},
+		{"earliest just before the window", time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC), time.Nanosecond, "2026-11-15T00:00:00Z", "2026-11-23T00:00:00Z"},
+	}
+	for _, tc := range cases {
+		from, to := QueryWindow(now, tc.sendStart, tc.widest)
+		if from != tc.wantFrom || to != tc.want {
+			t.Errorf("%s: got %q, %q; want %q, %q", tc.name, from, to, tc.wantFrom, tc.want)
+		}
+	}
+}
+
+func TestParseProcStatCPU(t *testing.T) {
+	cases := []struct {
+		name, stat string
+		want       int64
+		wantErr    bool
+	}{
+		{"clickhouse-server", "27933 (clickhouse-serv) S 1 27933 27933 0 -1 4194560 812 0 0 0 1234 567 0 0 20 0 48 0 11 0 0 18446744073709551615\n", 1801, false},
+		{"name with spaces and parens", "42 (a (b) c) R 1 1 1 0 -1 0 0 0 0 0 10 5 0 0 20 0 1 0 1\n", 15, false},
+		{"no name", "42 a R 1", 0, true},
+		{"short", "42 (x) R 1 1 1", 0, true},
+		{"not a number", "42 (x) R 1 1 1 0 -1 0 0 0 0 0 ten 5 0", 0, true},
+	}
+	for _, tc := range cases {
+		got, err := ParseProcStatCPU(tc.stat)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: got %d, %v; want %d, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestListenInodes(t *testing.T) {
+	// Port 9000 is 2328 in hex; 0A is LISTEN, 01 ESTABLISHED.
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:2328 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31337 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:2328 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 4444 1 0000000000000000 20 4 30 10 -1
+   2: 0100007F:2329 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 5555 1 0000000000000000 100 0 0 10 0
+`
+	cases := []struct {
+		port int
+		want string
+	}{{9000, "31337"}, {9001, "5555"}, {9002, ""}}
+	for _, tc := range cases {
+		if got := strings.Join(ListenInodes(table, tc.port), ","); got != tc.want {
+			t.Errorf("port %d: got %q, want %q", tc.port, got, tc.want)
+		}
+	}
+}
+
+func TestIsClickHouseServer(t *testing.T) {
+	cases := []struct {
+		comm string
+		args []string
+		want bool
+	}{
+		{"clickhouse-serv", []string{"/usr/sbin/clickhouse-server", "--config-file=/tmp/x/config.xml", ""}, true},
+		{"clickhouse", []string{"/usr/bin/clickhouse", "server", "--config-file=c.xml"}, true},
+		{"clickhouse", []string{"/usr/bin/clickhouse", "client"}, false},
+		{"clickhouse.test", []string{"/tmp/go-build1/b001/clickhouse.test", "-test.run=X"}, false},
+		{"bash", nil, false},
+	}
+	for _, tc := range cases {
+		if got := IsClickHouseServer(tc.comm, tc.args); got != tc.want {
+			t.Errorf("%s %v: got %v, want %v", tc.comm, tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestItemTimes(t *testing.T) {
+	cases := []struct {
+		name                 string
+		b                    model.Batch
+		wantLatest, wantEarl int64
+	}{
+		{"events and a later span end", model.Batch{Events: []model.Event{{Timestamp: 50}, {Timestamp: 10}}, Spans: []model.Span{{StartTime: 20, EndTime: 90}}}, 90, 10},
+		{"events only", model.Batch{Events: []model.Event{{Timestamp: 30}, {Timestamp: 40}}}, 40, 30},
+		{"spans only", model.Batch{Spans: []model.Span{{StartTime: 5, EndTime: 8}}}, 8, 8},
+		{"empty", model.Batch{}, 0, 0},
+	}
+	for _, tc := range cases {
+		l, e := itemTimes(&tc.b)
+		if l != tc.wantLatest || e != tc.wantEarl {
+			t.Errorf("%s: got %d, %d; want %d, %d", tc.name, l, e, tc.wantLatest, tc.wantEarl)
+		}
+	}
+}
+
+// TestRows checks the insert batches of the part measurements on the real corpus: the asked
+// size, the corpus's mix of events and spans with their Facts, times moved to now, and fresh
+// unique ids on every next.
+func TestRows(t *testing.T) {
+	dir, err := fixtures.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadCorpus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.itemsPerRequest() < 1 {
+		t.Fatalf("items per request %v", c.itemsPerRequest())
+	}
+	app, now := uuid.New(), time.Now().UnixNano()
+	const n = 5_000
+	src := newRows(c, app, n, now)
+	seen := map[string]bool{}
+	facts := false
+	for round := range 2 {
+		ev, sp := src.next()
+		if len(ev)+len(sp) != n || len(ev) == 0 || len(sp) == 0 {
+			t.Fatalf("round %d: %d events + %d spans, want %d with both kinds", round, len(ev), len(sp), n)
+		}
+		for i := range ev {
+			e := &ev[i]
+			if e.AppID != app || e.Timestamp > now || e.ID.Version() != 4 || e.ID.Variant() != uuid.RFC4122 {
+				t.Fatalf("event %d: app %v, time %d (now %d), id %v", i, e.AppID, e.Timestamp, now, e.ID)
+			}
+			facts = facts || e.Facts.GroupID != ""
+			if seen[e.ID.String()] {
+				t.Fatalf("event id %v repeats", e.ID)
+			}
+			seen[e.ID.String()] = true
+		}
+		for i := range sp {
+			s := &sp[i]
+			if s.AppID != app || s.EndTime > now || len(s.SpanID) != 16 {
+				t.Fatalf("span %d: app %v, end %d (now %d), id %q", i, s.AppID, s.EndTime, now, s.SpanID)
+			}
+			if seen[s.SpanID] {
+				t.Fatalf("span id %q repeats", s.SpanID)
+			}
+			seen[s.SpanID] = true
+		}
+	}
+	if !facts {
+		t.Error("no event has a group id: Facts were not derived")
+	}
+}
+
+func TestTableKeepsRows(t *testing.T) {
+	got := Table([]Row{{Figure: "f", Value: "line one\nline two | piped\n"}})
+	want := "| figure | value | target | met? |\n|---|---|---|---|\n| f | line one line two \\| piped | – | – |\n"
+	if got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
