@@ -59,8 +59,9 @@ func ClassOf(typ string, f *EventFacts) IssueClass {
 	return 0
 }
 
-// EventFilter selects events of one app for the analytics queries. The zero value of each
-// member selects everything; lists match any of their values (an empty list: no condition).
+// EventFilter selects events of one app for the analytics queries. App and the window [From,
+// To) are always set; the zero value of each other member selects everything, and lists match
+// any of their values (an empty list: no condition).
 type EventFilter struct {
 	App uuid.UUID
 	// From and To bound the event timestamp, [From, To), in Unix nanoseconds.
@@ -125,7 +126,7 @@ func anyOf(list []string, v string) bool {
 
 // IssueQuery selects issue events: those of EventFilter with one of Classes (all three when
 // empty), of one group when GroupID is set, and with one of Severities when that is set
-// (IssueDisplay.Severity; an ANR has none and never matches a severity list).
+// (IssueDisplay.Severity, which is empty for an ANR; the dashboard never sends an empty one).
 type IssueQuery struct {
 	EventFilter
 	Classes    []IssueClass
