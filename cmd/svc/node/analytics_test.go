@@ -410,6 +410,8 @@ func (c *aClient) testGroupLists(t *testing.T) {
 				q.versions, q.lists, q.ud = []gVer{d.vA11, d.vA20}, listCases[8], &udCases[2]
 			}))
 			c.groupList(t, d.b, ep.path, ep.classes, ep.errors, d.defaultQ())
+			// plot_time_group is accepted and changes nothing in a list.
+			c.groupList(t, d.a, ep.path, ep.classes, ep.errors, with(d.defaultQ(), func(q *aq) { q.tg = "hours" }))
 			// The default page: the first 10 groups, meta.next when there are more.
 			want := d.groups(d.a, d.defaultQ(), ep.classes)
 			for _, b := range c.liveStore(t, d.a, ep.path, nil, "live") {
@@ -1213,12 +1215,18 @@ func (c *aClient) testPaging(t *testing.T) {
 		p := "/crashGroups/" + d.hot + "/crashes"
 		get := func(key *instanceRes, n int) instancePage {
 			v := q.values()
-			v.Set("limit", strconv.Itoa(n))
+			if n != 0 {
+				v.Set("limit", strconv.Itoa(n))
+			}
 			if key != nil {
 				v.Set("key_id", key.ID.String())
 				v.Set("key_timestamp", key.Timestamp)
 			}
 			return c.instancePage(t, d.b, p, v)
+		}
+		// Without limit a page has 10 instances.
+		if pg := get(nil, 0); len(pg.Results) != 10 || !pg.Meta.Next || pg.Meta.Previous || pg.Results[9].ID != want[9].id {
+			t.Errorf("instances default page: %d items, meta %+v", len(pg.Results), pg.Meta)
 		}
 		var fwd []instanceRes
 		pg := get(nil, limit)
