@@ -139,10 +139,10 @@ func (a *appActor) Receive(ctx actor.Context) {
 	case *actorpb.JourneyUpdate:
 		if !m.Replay {
 			for _, mv := range m.Moves {
-				a.addMove(mv.From, mv.To, mv.Timestamp, versionOf(mv.Version))
+				a.addMove(mv.From, mv.To, mv.Timestamp, versionOf(mv.Version), mv.Retract)
 			}
 			for _, is := range m.Issues {
-				a.addIssue(is.Screen, is.GroupId, model.IssueClass(is.Class), is.Title, is.Timestamp, versionOf(is.Version))
+				a.addIssue(is.Screen, is.GroupId, model.IssueClass(is.Class), is.Title, is.Timestamp, versionOf(is.Version), is.Retract)
 			}
 		}
 	case *actorpb.LiveQuery:
@@ -197,6 +197,9 @@ func (a *appActor) addCell(c model.IssueCell) {
 	agg := a.day(c.Bucket)
 	g, v := a.groups.id(c.GroupID), a.version(c.Version)
 	k := cellKey(g, v, c.Class)
+	// A cell's earliest event is not known, only its day: the day's start bounds it, so a window
+	// bound inside that day is never taken for one beyond the data.
+	a.seen(dayOf(c.Bucket))
 	a.seen(c.LastTime)
 	a.st.Issues += c.Count
 	i, ok := agg.cellAt[k]
@@ -214,13 +217,27 @@ func (a *appActor) addCell(c model.IssueCell) {
 	}
 }
 
-func (a *appActor) addMove(from, to string, ts int64, v model.AppVersion) {
-	a.day(ts).moves[moveKey(a.version(v), a.screens.id(from), a.screens.id(to))]++
+// addMove counts a session's first move, or takes one back (retract) that a session actor
+// told before and corrected after a batch arrived out of time order.
+func (a *appActor) addMove(from, to string, ts int64, v model.AppVersion, retract bool) {
+	moves := a.day(ts).moves
+	k := moveKey(a.version(v), a.screens.id(from), a.screens.id(to))
+	if retract {
+		if moves[k] <= 1 {
+			delete(moves, k)
+		} else {
+			moves[k]--
+		}
+		a.st.Transitions--
+		return
+	}
+	moves[k]++
 	a.st.Transitions++
 	a.seen(ts)
 }
 
-func (a *appActor) addIssue(screen, group string, class model.IssueClass, title string, ts int64, v model.AppVersion) {
+// addIssue counts an issue on a screen, or takes one back as addMove does.
+func (a *appActor) addIssue(screen, group string, class model.IssueClass, title string, ts int64, v model.AppVersion, retract bool) {
 	if model.JourneyKind(class) == "" {
 		return
 	}
@@ -228,7 +245,17 @@ func (a *appActor) addIssue(screen, group string, class model.IssueClass, title 
 	if title != "" {
 		a.titles[g] = title
 	}
-	a.day(ts).issues[issueKey{a.version(v), a.screens.id(screen), g, class}]++
+	issues := a.day(ts).issues
+	k := issueKey{a.version(v), a.screens.id(screen), g, class}
+	if retract {
+		if issues[k] <= 1 {
+			delete(issues, k)
+		} else {
+			issues[k]--
+		}
+		return
+	}
+	issues[k]++
 	a.seen(ts)
 }
 
@@ -381,9 +408,9 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 		func(_ uuid.UUID, events []model.WalkEvent) error {
 			sessions++
 			model.WalkSession(events, func(from string, at *model.WalkEvent) {
-				a.addMove(from, at.Screen, at.Timestamp, at.Version)
+				a.addMove(from, at.Screen, at.Timestamp, at.Version, false)
 			}, func(screen string, at *model.WalkEvent) {
-				a.addIssue(screen, at.GroupID, at.Class, at.Title, at.Timestamp, at.Version)
+				a.addIssue(screen, at.GroupID, at.Class, at.Title, at.Timestamp, at.Version, false)
 			})
 			return nil
 		})

@@ -105,8 +105,13 @@ func liveDataset(app uuid.UUID, day0 time.Time) (batches [][]model.Event, sessio
 		if s%3 == 1 {
 			add("exception", 12, `{"handled":true,"severity":"error","framework":"jvm","exceptions":[{"type":"java.io.IOException","frames":[{"class_name":"x.Y","method_name":"read","file_name":"Y.kt","line_num":1}]}]}`)
 		}
-		// Two batches per session: the journey continues across them.
-		batches = append(batches, batch[:len(batch)/2], batch[len(batch)/2:])
+		// Two batches per session: the journey continues across them; every third session's
+		// arrive out of time order (an SDK retrying the first after sending the second).
+		first, second := batch[:len(batch)/2], batch[len(batch)/2:]
+		if s%3 == 2 {
+			first, second = second, first
+		}
+		batches = append(batches, first, second)
 	}
 	return batches, sessions
 }
@@ -218,6 +223,24 @@ func TestLiveAnswersMatchStore(t *testing.T) {
 	}
 	rig.settle(t, app, sessions)
 	check(t, "after replay")
+
+	// The sessions go on after the replay: their moves count once.
+	var more [][]model.Event
+	for _, sess := range sessions {
+		var b []model.Event
+		for i, name := range []string{"Settings", "Home", "Detail"} {
+			e := model.Event{ID: uuid.New(), AppID: app, SessionID: sess, Type: "lifecycle_activity",
+				Timestamp: day0.Add(2*day + 23*time.Hour + time.Duration(i)*time.Minute).UnixNano(), Payload: []byte(fmt.Sprintf(screen, name))}
+			e.Attribute.AppVersion, e.Attribute.AppBuild = "2.0", "2"
+			b = append(b, e)
+		}
+		more = append(more, b)
+	}
+	for i, b := range more {
+		rig.in.Distribute(app, b, nil, uint64(i+200), 0, false)
+	}
+	rig.settle(t, app, sessions)
+	check(t, "sessions going on")
 
 	r, err := rig.dir.Request(context.Background(), KindApp, app.String(), &actorpb.Rebuild{Ready: true})
 	if err != nil || r.(*actorpb.RebuildReply).Error != "" {

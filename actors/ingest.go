@@ -156,6 +156,7 @@ func sessionEvent(e *model.Event) *actorpb.SessionEvent {
 	}
 	if se.Screen != "" || e.Facts.GroupID != "" {
 		se.Version = &actorpb.Version{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
+		se.Id = e.ID[:]
 	}
 	if c := model.ClassOf(e.Type, &e.Facts); c != 0 {
 		se.GroupId, se.Class, se.Title = e.Facts.GroupID, uint32(c), e.Facts.Issue.Title()

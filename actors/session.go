@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/actors/actorpb"
-	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
@@ -137,15 +136,10 @@ func fmtNanos(ns int64) string {
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }
 
-// apply counts a batch's events of the session and follows its journey (model.Walk), telling
+// apply counts a batch's events of the session and follows its journey (journeyWalk), telling
 // the app actor the session's first moves and the screens of its crashes and ANRs.
 func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 	a.dirty = true
-	walk := model.Walk{Edges: a.st.Edges}
-	if n := len(a.st.Screens); n > 0 {
-		walk.Screen = a.st.Screens[n-1]
-	}
-	upd := &actorpb.JourneyUpdate{Replay: m.Replay}
 	for _, e := range m.Events {
 		a.st.Events++
 		if a.st.FirstEvent == 0 || e.Timestamp < a.st.FirstEvent {
@@ -166,9 +160,6 @@ func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 			a.st.Foreground = false
 		}
 		if e.Screen != "" {
-			if from, first := walk.Step(e.Screen); first {
-				upd.Moves = append(upd.Moves, &actorpb.JourneyMove{From: from, To: e.Screen, Timestamp: e.Timestamp, Version: e.Version})
-			}
 			n := len(a.st.Screens)
 			if n > 0 && a.st.Screens[n-1] == e.Screen {
 				continue
@@ -177,13 +168,11 @@ func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 				a.st.Screens = append(a.st.Screens[:0], a.st.Screens[1:]...)
 			}
 			a.st.Screens = append(a.st.Screens, e.Screen)
-		} else if e.GroupId != "" && model.JourneyKind(model.IssueClass(e.Class)) != "" {
-			upd.Issues = append(upd.Issues, &actorpb.JourneyIssue{Screen: walk.Screen, GroupId: e.GroupId,
-				Class: e.Class, Title: e.Title, Timestamp: e.Timestamp, Version: e.Version})
 		}
 	}
-	a.st.Edges = walk.Edges
+	upd := journeyWalk{&a.st}.add(m.Events)
 	if len(upd.Moves)+len(upd.Issues) > 0 {
+		upd.Replay = m.Replay
 		a.dir.Tell(KindApp, uuid.UUID(a.st.AppId).String(), upd)
 	}
 }

@@ -244,6 +244,7 @@ type SessionEvent struct {
 	GroupId       string                 `protobuf:"bytes,8,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"` // an issue event's group id; empty otherwise
 	Class         uint32                 `protobuf:"varint,9,opt,name=class,proto3" json:"class,omitempty"`                   // its model.IssueClass
 	Title         string                 `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`                   // its journey title (type@file)
+	Id            []byte                 `protobuf:"bytes,11,opt,name=id,proto3" json:"id,omitempty"`                         // the event id (screen and issue events), to drop replayed duplicates
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -348,6 +349,106 @@ func (x *SessionEvent) GetTitle() string {
 	return ""
 }
 
+func (x *SessionEvent) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+// WalkStep is a screen or issue event of a session's journey walk (model.WalkEvent with its id).
+type WalkStep struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Timestamp     int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	Id            []byte                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Screen        string                 `protobuf:"bytes,3,opt,name=screen,proto3" json:"screen,omitempty"`
+	GroupId       string                 `protobuf:"bytes,4,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
+	Class         uint32                 `protobuf:"varint,5,opt,name=class,proto3" json:"class,omitempty"`
+	Title         string                 `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
+	Version       *Version               `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WalkStep) Reset() {
+	*x = WalkStep{}
+	mi := &file_messages_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WalkStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WalkStep) ProtoMessage() {}
+
+func (x *WalkStep) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WalkStep.ProtoReflect.Descriptor instead.
+func (*WalkStep) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *WalkStep) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *WalkStep) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *WalkStep) GetScreen() string {
+	if x != nil {
+		return x.Screen
+	}
+	return ""
+}
+
+func (x *WalkStep) GetGroupId() string {
+	if x != nil {
+		return x.GroupId
+	}
+	return ""
+}
+
+func (x *WalkStep) GetClass() uint32 {
+	if x != nil {
+		return x.Class
+	}
+	return 0
+}
+
+func (x *WalkStep) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *WalkStep) GetVersion() *Version {
+	if x != nil {
+		return x.Version
+	}
+	return nil
+}
+
 // Version is an app version: version name and version code.
 type Version struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -359,7 +460,7 @@ type Version struct {
 
 func (x *Version) Reset() {
 	*x = Version{}
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -371,7 +472,7 @@ func (x *Version) String() string {
 func (*Version) ProtoMessage() {}
 
 func (x *Version) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -384,7 +485,7 @@ func (x *Version) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Version.ProtoReflect.Descriptor instead.
 func (*Version) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{5}
+	return file_messages_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Version) GetName() string {
@@ -413,7 +514,7 @@ type SessionEvents struct {
 
 func (x *SessionEvents) Reset() {
 	*x = SessionEvents{}
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -425,7 +526,7 @@ func (x *SessionEvents) String() string {
 func (*SessionEvents) ProtoMessage() {}
 
 func (x *SessionEvents) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -438,7 +539,7 @@ func (x *SessionEvents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvents.ProtoReflect.Descriptor instead.
 func (*SessionEvents) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{6}
+	return file_messages_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SessionEvents) GetAppId() []byte {
@@ -465,25 +566,31 @@ func (x *SessionEvents) GetReplay() bool {
 // SessionState is a session actor's state: its reply to StateRequest and its snapshot in
 // Badger while passivated.
 type SessionState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	SessionId     []byte                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	SessionStart  int64                  `protobuf:"varint,3,opt,name=session_start,json=sessionStart,proto3" json:"session_start,omitempty"` // 0: no session_start seen
-	FirstEvent    int64                  `protobuf:"varint,4,opt,name=first_event,json=firstEvent,proto3" json:"first_event,omitempty"`
-	LastEvent     int64                  `protobuf:"varint,5,opt,name=last_event,json=lastEvent,proto3" json:"last_event,omitempty"`
-	Events        uint64                 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
-	Screens       []string               `protobuf:"bytes,7,rep,name=screens,proto3" json:"screens,omitempty"` // journey steps, consecutive repeats folded, newest last (bounded)
-	Crashed       bool                   `protobuf:"varint,8,opt,name=crashed,proto3" json:"crashed,omitempty"`
-	Anr           bool                   `protobuf:"varint,9,opt,name=anr,proto3" json:"anr,omitempty"`
-	Foreground    bool                   `protobuf:"varint,10,opt,name=foreground,proto3" json:"foreground,omitempty"`
-	Edges         []string               `protobuf:"bytes,11,rep,name=edges,proto3" json:"edges,omitempty"` // the journey moves made so far (model.Walk.Edges)
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AppId        []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	SessionId    []byte                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SessionStart int64                  `protobuf:"varint,3,opt,name=session_start,json=sessionStart,proto3" json:"session_start,omitempty"` // 0: no session_start seen
+	FirstEvent   int64                  `protobuf:"varint,4,opt,name=first_event,json=firstEvent,proto3" json:"first_event,omitempty"`
+	LastEvent    int64                  `protobuf:"varint,5,opt,name=last_event,json=lastEvent,proto3" json:"last_event,omitempty"`
+	Events       uint64                 `protobuf:"varint,6,opt,name=events,proto3" json:"events,omitempty"`
+	Screens      []string               `protobuf:"bytes,7,rep,name=screens,proto3" json:"screens,omitempty"` // journey steps, consecutive repeats folded, newest last (bounded)
+	Crashed      bool                   `protobuf:"varint,8,opt,name=crashed,proto3" json:"crashed,omitempty"`
+	Anr          bool                   `protobuf:"varint,9,opt,name=anr,proto3" json:"anr,omitempty"`
+	Foreground   bool                   `protobuf:"varint,10,opt,name=foreground,proto3" json:"foreground,omitempty"`
+	Edges        []string               `protobuf:"bytes,11,rep,name=edges,proto3" json:"edges,omitempty"` // the journey moves made so far (model.Walk.Edges)
+	// The journey walk in event-time order: its steps (bounded), the screen it is on, and what
+	// the app actor was told (so a batch that arrives out of time order can be corrected).
+	Steps         []*WalkStep     `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
+	WalkScreen    string          `protobuf:"bytes,13,opt,name=walk_screen,json=walkScreen,proto3" json:"walk_screen,omitempty"`
+	ToldMoves     []*JourneyMove  `protobuf:"bytes,14,rep,name=told_moves,json=toldMoves,proto3" json:"told_moves,omitempty"`
+	ToldIssues    []*JourneyIssue `protobuf:"bytes,15,rep,name=told_issues,json=toldIssues,proto3" json:"told_issues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionState) Reset() {
 	*x = SessionState{}
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +602,7 @@ func (x *SessionState) String() string {
 func (*SessionState) ProtoMessage() {}
 
 func (x *SessionState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +615,7 @@ func (x *SessionState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
 func (*SessionState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{7}
+	return file_messages_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SessionState) GetAppId() []byte {
@@ -588,6 +695,34 @@ func (x *SessionState) GetEdges() []string {
 	return nil
 }
 
+func (x *SessionState) GetSteps() []*WalkStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *SessionState) GetWalkScreen() string {
+	if x != nil {
+		return x.WalkScreen
+	}
+	return ""
+}
+
+func (x *SessionState) GetToldMoves() []*JourneyMove {
+	if x != nil {
+		return x.ToldMoves
+	}
+	return nil
+}
+
+func (x *SessionState) GetToldIssues() []*JourneyIssue {
+	if x != nil {
+		return x.ToldIssues
+	}
+	return nil
+}
+
 // AppBatch tells an app actor what one accepted batch held.
 type AppBatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -605,7 +740,7 @@ type AppBatch struct {
 
 func (x *AppBatch) Reset() {
 	*x = AppBatch{}
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -617,7 +752,7 @@ func (x *AppBatch) String() string {
 func (*AppBatch) ProtoMessage() {}
 
 func (x *AppBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -630,7 +765,7 @@ func (x *AppBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBatch.ProtoReflect.Descriptor instead.
 func (*AppBatch) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{8}
+	return file_messages_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AppBatch) GetEvents() uint32 {
@@ -711,7 +846,7 @@ type IssueCell struct {
 
 func (x *IssueCell) Reset() {
 	*x = IssueCell{}
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +858,7 @@ func (x *IssueCell) String() string {
 func (*IssueCell) ProtoMessage() {}
 
 func (x *IssueCell) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +871,7 @@ func (x *IssueCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueCell.ProtoReflect.Descriptor instead.
 func (*IssueCell) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{9}
+	return file_messages_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IssueCell) GetGroupId() string {
@@ -843,7 +978,7 @@ type JourneyUpdate struct {
 
 func (x *JourneyUpdate) Reset() {
 	*x = JourneyUpdate{}
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +990,7 @@ func (x *JourneyUpdate) String() string {
 func (*JourneyUpdate) ProtoMessage() {}
 
 func (x *JourneyUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +1003,7 @@ func (x *JourneyUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyUpdate.ProtoReflect.Descriptor instead.
 func (*JourneyUpdate) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{10}
+	return file_messages_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JourneyUpdate) GetMoves() []*JourneyMove {
@@ -899,13 +1034,14 @@ type JourneyMove struct {
 	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
 	Timestamp     int64                  `protobuf:"varint,3,opt,name=timestamp,proto3" json:"timestamp,omitempty"` // of the event that showed `to`
 	Version       *Version               `protobuf:"bytes,4,opt,name=version,proto3" json:"version,omitempty"`
+	Retract       bool                   `protobuf:"varint,5,opt,name=retract,proto3" json:"retract,omitempty"` // take back a move told before (a batch arrived out of time order)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JourneyMove) Reset() {
 	*x = JourneyMove{}
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1053,7 @@ func (x *JourneyMove) String() string {
 func (*JourneyMove) ProtoMessage() {}
 
 func (x *JourneyMove) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1066,7 @@ func (x *JourneyMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyMove.ProtoReflect.Descriptor instead.
 func (*JourneyMove) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+	return file_messages_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JourneyMove) GetFrom() string {
@@ -961,6 +1097,13 @@ func (x *JourneyMove) GetVersion() *Version {
 	return nil
 }
 
+func (x *JourneyMove) GetRetract() bool {
+	if x != nil {
+		return x.Retract
+	}
+	return false
+}
+
 // JourneyIssue is a crash or ANR and the screen shown when it happened ("" for none yet).
 type JourneyIssue struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -970,13 +1113,14 @@ type JourneyIssue struct {
 	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
 	Timestamp     int64                  `protobuf:"varint,5,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
 	Version       *Version               `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	Retract       bool                   `protobuf:"varint,7,opt,name=retract,proto3" json:"retract,omitempty"` // take back an issue told before
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JourneyIssue) Reset() {
 	*x = JourneyIssue{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1132,7 @@ func (x *JourneyIssue) String() string {
 func (*JourneyIssue) ProtoMessage() {}
 
 func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1145,7 @@ func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssue.ProtoReflect.Descriptor instead.
 func (*JourneyIssue) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JourneyIssue) GetScreen() string {
@@ -1046,6 +1190,13 @@ func (x *JourneyIssue) GetVersion() *Version {
 	return nil
 }
 
+func (x *JourneyIssue) GetRetract() bool {
+	if x != nil {
+		return x.Retract
+	}
+	return false
+}
+
 // LiveQuery asks an app actor for its aggregates over [from, to) and versions (all when
 // empty). It answers only when they are exact for that window (LiveReply.ok).
 type LiveQuery struct {
@@ -1061,7 +1212,7 @@ type LiveQuery struct {
 
 func (x *LiveQuery) Reset() {
 	*x = LiveQuery{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1224,7 @@ func (x *LiveQuery) String() string {
 func (*LiveQuery) ProtoMessage() {}
 
 func (x *LiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1237,7 @@ func (x *LiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveQuery.ProtoReflect.Descriptor instead.
 func (*LiveQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LiveQuery) GetFrom() int64 {
@@ -1140,7 +1291,7 @@ type LiveReply struct {
 
 func (x *LiveReply) Reset() {
 	*x = LiveReply{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1303,7 @@ func (x *LiveReply) String() string {
 func (*LiveReply) ProtoMessage() {}
 
 func (x *LiveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1316,7 @@ func (x *LiveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveReply.ProtoReflect.Descriptor instead.
 func (*LiveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LiveReply) GetOk() bool {
@@ -1215,7 +1366,7 @@ type JourneyLink struct {
 
 func (x *JourneyLink) Reset() {
 	*x = JourneyLink{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1378,7 @@ func (x *JourneyLink) String() string {
 func (*JourneyLink) ProtoMessage() {}
 
 func (x *JourneyLink) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1391,7 @@ func (x *JourneyLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
 func (*JourneyLink) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JourneyLink) GetFrom() string {
@@ -1278,7 +1429,7 @@ type JourneyIssueCount struct {
 
 func (x *JourneyIssueCount) Reset() {
 	*x = JourneyIssueCount{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1441,7 @@ func (x *JourneyIssueCount) String() string {
 func (*JourneyIssueCount) ProtoMessage() {}
 
 func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1454,7 @@ func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
 func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JourneyIssueCount) GetScreen() string {
@@ -1352,7 +1503,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1515,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1528,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -1399,7 +1550,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1562,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1575,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -1469,7 +1620,7 @@ type AppState struct {
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1632,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1645,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -1599,7 +1750,7 @@ const file_messages_proto_rawDesc = "" +
 	"\x0eearliest_event\x18\x02 \x01(\x03R\rearliestEvent\";\n" +
 	"\x11SessionCheckReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x96\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa6\x02\n" +
 	"\fSessionEvent\x12\x1c\n" +
 	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -1613,14 +1764,23 @@ const file_messages_proto_rawDesc = "" +
 	"\bgroup_id\x18\b \x01(\tR\agroupId\x12\x14\n" +
 	"\x05class\x18\t \x01(\rR\x05class\x12\x14\n" +
 	"\x05title\x18\n" +
-	" \x01(\tR\x05title\"1\n" +
+	" \x01(\tR\x05title\x12\x0e\n" +
+	"\x02id\x18\v \x01(\fR\x02id\"\xc6\x01\n" +
+	"\bWalkStep\x12\x1c\n" +
+	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\fR\x02id\x12\x16\n" +
+	"\x06screen\x18\x03 \x01(\tR\x06screen\x12\x19\n" +
+	"\bgroup_id\x18\x04 \x01(\tR\agroupId\x12\x14\n" +
+	"\x05class\x18\x05 \x01(\rR\x05class\x12\x14\n" +
+	"\x05title\x18\x06 \x01(\tR\x05title\x12-\n" +
+	"\aversion\x18\a \x01(\v2\x13.svc.actors.VersionR\aversion\"1\n" +
 	"\aVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\"p\n" +
 	"\rSessionEvents\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x120\n" +
 	"\x06events\x18\x02 \x03(\v2\x18.svc.actors.SessionEventR\x06events\x12\x16\n" +
-	"\x06replay\x18\x03 \x01(\bR\x06replay\"\xbd\x02\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\"\xfd\x03\n" +
 	"\fSessionState\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x1d\n" +
 	"\n" +
@@ -1638,7 +1798,14 @@ const file_messages_proto_rawDesc = "" +
 	"foreground\x18\n" +
 	" \x01(\bR\n" +
 	"foreground\x12\x14\n" +
-	"\x05edges\x18\v \x03(\tR\x05edges\"\xb4\x02\n" +
+	"\x05edges\x18\v \x03(\tR\x05edges\x12*\n" +
+	"\x05steps\x18\f \x03(\v2\x14.svc.actors.WalkStepR\x05steps\x12\x1f\n" +
+	"\vwalk_screen\x18\r \x01(\tR\n" +
+	"walkScreen\x126\n" +
+	"\n" +
+	"told_moves\x18\x0e \x03(\v2\x17.svc.actors.JourneyMoveR\ttoldMoves\x129\n" +
+	"\vtold_issues\x18\x0f \x03(\v2\x18.svc.actors.JourneyIssueR\n" +
+	"toldIssues\"\xb4\x02\n" +
 	"\bAppBatch\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
 	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
@@ -1672,19 +1839,21 @@ const file_messages_proto_rawDesc = "" +
 	"\rJourneyUpdate\x12-\n" +
 	"\x05moves\x18\x01 \x03(\v2\x17.svc.actors.JourneyMoveR\x05moves\x120\n" +
 	"\x06issues\x18\x02 \x03(\v2\x18.svc.actors.JourneyIssueR\x06issues\x12\x16\n" +
-	"\x06replay\x18\x03 \x01(\bR\x06replay\"~\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\"\x98\x01\n" +
 	"\vJourneyMove\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1c\n" +
 	"\ttimestamp\x18\x03 \x01(\x03R\ttimestamp\x12-\n" +
-	"\aversion\x18\x04 \x01(\v2\x13.svc.actors.VersionR\aversion\"\xba\x01\n" +
+	"\aversion\x18\x04 \x01(\v2\x13.svc.actors.VersionR\aversion\x12\x18\n" +
+	"\aretract\x18\x05 \x01(\bR\aretract\"\xd4\x01\n" +
 	"\fJourneyIssue\x12\x16\n" +
 	"\x06screen\x18\x01 \x01(\tR\x06screen\x12\x19\n" +
 	"\bgroup_id\x18\x02 \x01(\tR\agroupId\x12\x14\n" +
 	"\x05class\x18\x03 \x01(\rR\x05class\x12\x14\n" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12\x1c\n" +
 	"\ttimestamp\x18\x05 \x01(\x03R\ttimestamp\x12-\n" +
-	"\aversion\x18\x06 \x01(\v2\x13.svc.actors.VersionR\aversion\"\x94\x01\n" +
+	"\aversion\x18\x06 \x01(\v2\x13.svc.actors.VersionR\aversion\x12\x18\n" +
+	"\aretract\x18\a \x01(\bR\aretract\"\x94\x01\n" +
 	"\tLiveQuery\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\x03R\x02to\x12/\n" +
@@ -1744,51 +1913,56 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
 	(*SessionCheck)(nil),      // 2: svc.actors.SessionCheck
 	(*SessionCheckReply)(nil), // 3: svc.actors.SessionCheckReply
 	(*SessionEvent)(nil),      // 4: svc.actors.SessionEvent
-	(*Version)(nil),           // 5: svc.actors.Version
-	(*SessionEvents)(nil),     // 6: svc.actors.SessionEvents
-	(*SessionState)(nil),      // 7: svc.actors.SessionState
-	(*AppBatch)(nil),          // 8: svc.actors.AppBatch
-	(*IssueCell)(nil),         // 9: svc.actors.IssueCell
-	(*JourneyUpdate)(nil),     // 10: svc.actors.JourneyUpdate
-	(*JourneyMove)(nil),       // 11: svc.actors.JourneyMove
-	(*JourneyIssue)(nil),      // 12: svc.actors.JourneyIssue
-	(*LiveQuery)(nil),         // 13: svc.actors.LiveQuery
-	(*LiveReply)(nil),         // 14: svc.actors.LiveReply
-	(*JourneyLink)(nil),       // 15: svc.actors.JourneyLink
-	(*JourneyIssueCount)(nil), // 16: svc.actors.JourneyIssueCount
-	(*Rebuild)(nil),           // 17: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 18: svc.actors.RebuildReply
-	(*AppState)(nil),          // 19: svc.actors.AppState
-	nil,                       // 20: svc.actors.AppBatch.TypesEntry
-	nil,                       // 21: svc.actors.AppState.TypesEntry
+	(*WalkStep)(nil),          // 5: svc.actors.WalkStep
+	(*Version)(nil),           // 6: svc.actors.Version
+	(*SessionEvents)(nil),     // 7: svc.actors.SessionEvents
+	(*SessionState)(nil),      // 8: svc.actors.SessionState
+	(*AppBatch)(nil),          // 9: svc.actors.AppBatch
+	(*IssueCell)(nil),         // 10: svc.actors.IssueCell
+	(*JourneyUpdate)(nil),     // 11: svc.actors.JourneyUpdate
+	(*JourneyMove)(nil),       // 12: svc.actors.JourneyMove
+	(*JourneyIssue)(nil),      // 13: svc.actors.JourneyIssue
+	(*LiveQuery)(nil),         // 14: svc.actors.LiveQuery
+	(*LiveReply)(nil),         // 15: svc.actors.LiveReply
+	(*JourneyLink)(nil),       // 16: svc.actors.JourneyLink
+	(*JourneyIssueCount)(nil), // 17: svc.actors.JourneyIssueCount
+	(*Rebuild)(nil),           // 18: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 19: svc.actors.RebuildReply
+	(*AppState)(nil),          // 20: svc.actors.AppState
+	nil,                       // 21: svc.actors.AppBatch.TypesEntry
+	nil,                       // 22: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
-	5,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
-	4,  // 1: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
-	20, // 2: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
-	9,  // 3: svc.actors.AppBatch.cells:type_name -> svc.actors.IssueCell
-	5,  // 4: svc.actors.IssueCell.version:type_name -> svc.actors.Version
-	11, // 5: svc.actors.JourneyUpdate.moves:type_name -> svc.actors.JourneyMove
-	12, // 6: svc.actors.JourneyUpdate.issues:type_name -> svc.actors.JourneyIssue
-	5,  // 7: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
-	5,  // 8: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
-	5,  // 9: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
-	9,  // 10: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	15, // 11: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
-	16, // 12: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	21, // 13: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	6,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
+	6,  // 1: svc.actors.WalkStep.version:type_name -> svc.actors.Version
+	4,  // 2: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
+	5,  // 3: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
+	12, // 4: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
+	13, // 5: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
+	21, // 6: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	10, // 7: svc.actors.AppBatch.cells:type_name -> svc.actors.IssueCell
+	6,  // 8: svc.actors.IssueCell.version:type_name -> svc.actors.Version
+	12, // 9: svc.actors.JourneyUpdate.moves:type_name -> svc.actors.JourneyMove
+	13, // 10: svc.actors.JourneyUpdate.issues:type_name -> svc.actors.JourneyIssue
+	6,  // 11: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
+	6,  // 12: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
+	6,  // 13: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
+	10, // 14: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
+	16, // 15: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
+	17, // 16: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
+	22, // 17: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -1802,7 +1976,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
