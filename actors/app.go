@@ -58,6 +58,21 @@ type dayAgg struct {
 	cellAt map[uint64]int32    // index in cells by cellKey
 	moves  map[uint64]uint64   // sessions per first move, by moveKey
 	issues map[issueKey]uint64 // issue events per screen and group
+	// The same over all versions (version 0 in the keys): what most journeys ask for.
+	movesAll  map[uint64]uint64
+	issuesAll map[issueKey]uint64
+}
+
+// bump adds one to m[k], or takes one away (dropping the key at zero).
+func bump[K comparable](m map[K]uint64, k K, retract bool) {
+	switch {
+	case !retract:
+		m[k]++
+	case m[k] <= 1:
+		delete(m, k)
+	default:
+		m[k]--
+	}
 }
 
 // cellKey packs a group, version and class; moveKey a version and two screens.
@@ -185,7 +200,8 @@ func (a *appActor) day(ts int64) *dayAgg {
 	d := dayOf(ts)
 	agg := a.days[d]
 	if agg == nil {
-		agg = &dayAgg{cellAt: map[uint64]int32{}, moves: map[uint64]uint64{}, issues: map[issueKey]uint64{}}
+		agg = &dayAgg{cellAt: map[uint64]int32{}, moves: map[uint64]uint64{}, issues: map[issueKey]uint64{},
+			movesAll: map[uint64]uint64{}, issuesAll: map[issueKey]uint64{}}
 		a.days[d] = agg
 	}
 	return agg
@@ -220,18 +236,14 @@ func (a *appActor) addCell(c model.IssueCell) {
 // addMove counts a session's first move, or takes one back (retract) that a session actor
 // told before and corrected after a batch arrived out of time order.
 func (a *appActor) addMove(from, to string, ts int64, v model.AppVersion, retract bool) {
-	moves := a.day(ts).moves
+	agg := a.day(ts)
 	k := moveKey(a.version(v), a.screens.id(from), a.screens.id(to))
+	bump(agg.moves, k, retract)
+	bump(agg.movesAll, k&(1<<48-1), retract)
 	if retract {
-		if moves[k] <= 1 {
-			delete(moves, k)
-		} else {
-			moves[k]--
-		}
 		a.st.Transitions--
 		return
 	}
-	moves[k]++
 	a.st.Transitions++
 	a.seen(ts)
 }
@@ -245,18 +257,14 @@ func (a *appActor) addIssue(screen, group string, class model.IssueClass, title 
 	if title != "" {
 		a.titles[g] = title
 	}
-	issues := a.day(ts).issues
+	agg := a.day(ts)
 	k := issueKey{a.version(v), a.screens.id(screen), g, class}
-	if retract {
-		if issues[k] <= 1 {
-			delete(issues, k)
-		} else {
-			issues[k]--
-		}
-		return
+	bump(agg.issues, k, retract)
+	k.version = 0
+	bump(agg.issuesAll, k, retract)
+	if !retract {
+		a.seen(ts)
 	}
-	issues[k]++
-	a.seen(ts)
 }
 
 // exact says whether the actor's aggregates answer [from, to) exactly: each bound is a UTC day
@@ -302,10 +310,19 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 	}
 	want := func(v int32) bool { return wanted == nil || wanted[v] }
 	if q.Journey {
-		moves := map[uint64]uint64{}
-		issues := map[issueKey]uint64{}
+		moves := make(map[uint64]uint64, 256)
+		issues := make(map[issueKey]uint64, 64)
 		for d, agg := range a.days {
 			if !inWindow(d, q.From, q.To) {
+				continue
+			}
+			if wanted == nil {
+				for k, n := range agg.movesAll {
+					moves[k] += n
+				}
+				for k, n := range agg.issuesAll {
+					issues[k] += n
+				}
 				continue
 			}
 			for k, n := range agg.moves {

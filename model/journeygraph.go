@@ -1,8 +1,11 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Issue kinds of journey nodes.
@@ -208,15 +211,14 @@ func (g *JourneyGraph) Graph(bigraph bool) JourneyJSON {
 		}
 		j.Links = append(j.Links, JourneyLink{Source: e.from, Target: e.to, Value: n})
 	}
-	sort.Slice(j.Links, func(a, b int) bool {
-		x, y := &j.Links[a], &j.Links[b]
+	slices.SortFunc(j.Links, func(x, y JourneyLink) int {
 		if x.Value != y.Value {
-			return x.Value > y.Value
+			return cmp.Compare(y.Value, x.Value)
 		}
-		if x.Source != y.Source {
-			return x.Source < y.Source
+		if c := strings.Compare(x.Source, y.Source); c != 0 {
+			return c
 		}
-		return x.Target < y.Target
+		return strings.Compare(x.Target, y.Target)
 	})
 	screens := make(map[string]bool, len(g.issues)+len(j.Links))
 	for _, l := range j.Links {
@@ -234,7 +236,7 @@ func (g *JourneyGraph) Graph(bigraph bool) JourneyJSON {
 		}
 		j.Nodes = append(j.Nodes, n)
 	}
-	sort.Slice(j.Nodes, func(a, b int) bool { return j.Nodes[a].ID < j.Nodes[b].ID })
+	slices.SortFunc(j.Nodes, func(a, b JourneyNode) int { return strings.Compare(a.ID, b.ID) })
 	return j
 }
 
