@@ -1,6 +1,9 @@
-// Package badgerdb opens the one Badger database a node keeps in its data directory. Every
-// embedded backend (events, metadata, request gate, spool, actor snapshots) shares it under its
-// own key prefix, so a node pays for one set of memtables and caches.
+// Package badgerdb opens the Badger databases a node keeps in its data directory. The embedded
+// backends use them under their own key prefixes: metadata (and, in data directories written
+// before the split, events) in the main one; events and spans in their own, because the
+// flusher's large synced commits make every read of the same database wait (Badger's read
+// timestamps wait for commits in flight); the request gate and actor snapshots in an unsynced
+// local one, read on every request.
 package badgerdb
 
 import (
@@ -30,6 +33,19 @@ const (
 // Unsynced writes with db.Sync() would not be enough: Sync covers only the active memtable's log,
 // not one that rotated out just before (DESIGN.md §8).
 func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
+	return open(dir, logger, true)
+}
+
+// OpenLocal opens a database whose writes are not synced: a commit survives the process being
+// killed (the kernel holds its pages) but not a power loss. It is for what svc can lose on a
+// power loss: request ids of the gate (the spool replays its records and marks them again; the
+// event stores deduplicate events by id) and passivated actors' snapshots (a cache). Reads then
+// never wait for a disk sync of another request's commit.
+func OpenLocal(dir string, logger *slog.Logger) (*badger.DB, error) {
+	return open(dir, logger, false)
+}
+
+func open(dir string, logger *slog.Logger, sync bool) (*badger.DB, error) {
 	opts := badger.DefaultOptions(dir).
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(3).
@@ -37,7 +53,7 @@ func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 		WithIndexCacheSize(16 << 20).
 		WithValueThreshold(1 << 10).
 		WithNumCompactors(2).
-		WithSyncWrites(true).
+		WithSyncWrites(sync).
 		WithLogger(slogAdapter{logger})
 	if dir == "" {
 		// In memory there is no value log: every value must fit in the LSM tree.
@@ -48,6 +64,21 @@ func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
 	return db, nil
+}
+
+// HasPrefix says whether db holds any key with the prefix (a data directory's layout check).
+func HasPrefix(db *badger.DB, prefix string) (bool, error) {
+	found := false
+	err := db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues, opts.Prefix = false, []byte(prefix)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		it.Rewind()
+		found = it.Valid()
+		return nil
+	})
+	return found, err
 }
 
 // slogAdapter routes Badger's log lines to slog; Badger's info lines are debug for us.

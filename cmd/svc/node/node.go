@@ -164,6 +164,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		return nil, err
 	}
 	n.closers = append(n.closers, n.db.Close)
+	local, err := badgerdb.OpenLocal(filepath.Join(cfg.DataDir, "badger-local"), log)
+	if err != nil {
+		return nil, err
+	}
+	n.closers = append(n.closers, local.Close)
 
 	if cfg.ClickHouseDSN != "" {
 		if err := chstore.Migrate(ctx, cfg.ClickHouseDSN); err != nil {
@@ -175,7 +180,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		}
 		n.Events, n.EventBackend = st, "clickhouse"
 	} else {
-		n.Events, n.EventBackend = badgerevents.New(n.db), "badger"
+		evdb, err := n.eventsDB(cfg.DataDir, log)
+		if err != nil {
+			return nil, err
+		}
+		n.Events, n.EventBackend = badgerevents.New(evdb), "badger"
 	}
 	n.closers = append(n.closers, n.Events.Close)
 	n.Analytics, _ = n.Events.(sinks.Analytics)
@@ -231,7 +240,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		// Stopping flushes what the flusher holds; what fails stays in the spool for the next start.
 		return n.Actors.AS.Root.PoisonFuture(n.flusher).Wait()
 	})
-	snaps := actors.Snapshots{DB: n.db}
+	snaps := actors.Snapshots{DB: local}
 	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
 		actors.KindApp:     actors.AppProducer(n.Analytics, log),
 		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
@@ -240,7 +249,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_session_actors",
 		Help: "Live session actors."}, func() float64 { return float64(n.Dir.Count(actors.KindSession)) }))
 	n.Keys = &ingest.Keys{Meta: n.Meta}
-	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(n.db, 0),
+	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0),
 		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
 		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL}

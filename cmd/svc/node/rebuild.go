@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
 // replayFlushTimeout bounds how long start-up waits for the spool's replayed rows to reach the
@@ -81,4 +85,25 @@ func deadline(ctx context.Context) time.Time {
 		return d
 	}
 	return time.Now().Add(time.Minute)
+}
+
+// eventsDB opens the embedded event store's own database, or keeps using the main one when
+// this data directory already holds events there (written before events had their own).
+func (n *Node) eventsDB(dataDir string, log *slog.Logger) (*badger.DB, error) {
+	for _, p := range []string{badgerdb.PrefixEvents, badgerdb.PrefixSpans} {
+		old, err := badgerdb.HasPrefix(n.db, p)
+		if err != nil {
+			return nil, fmt.Errorf("check data directory layout: %w", err)
+		}
+		if old {
+			log.Info("events stay in the main Badger database of this data directory (written before events had their own)")
+			return n.db, nil
+		}
+	}
+	db, err := badgerdb.Open(filepath.Join(dataDir, "badger-events"), log)
+	if err != nil {
+		return nil, err
+	}
+	n.closers = append(n.closers, db.Close)
+	return db, nil
 }
