@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
@@ -19,82 +21,124 @@ import (
 // returned are never read).
 //
 // Replays: a row written twice is two physical rows until a merge collapses them, and the two
-// are the same event (same id, same values). Distinct counts (sessions, values) and max/argMax
-// are unaffected; counts of events use uniqExact(id), and the rest dedupe by id (LIMIT 1 BY or
-// GROUP BY id, or in Go on rows read in id order). FINAL is not used: it merges at read time on
-// one thread per partition in 18.16.
+// are the same event (same id, same values). Distinct counts (sessions, values) and max are
+// unaffected; counts of events count distinct ids, and the rest dedupe by id (GROUP BY id, or in
+// Go). FINAL is not used: measured on 18.16 it costs more than counting distinct ids.
+//
+// Distinct UUIDs are counted as text (uniqExact(toString(x))): uniqExact of the UUID type hashes
+// only its first 8 bytes in 18.16, which makes it quadratic on ids that share them (measured:
+// 100k ids with a common first half take 11 s, as text 0.04 s).
 
 var _ sinks.Analytics = (*Store)(nil)
 
-// latestSQL is the greatest (timestamp, id in byte order) of a group of rows with the display
-// of that row: one max over a tuple, so the display comes from the same row as the key.
-const latestSQL = "max(tuple(timestamp, " + idSQL + ", issue_type, issue_message, issue_method, issue_file, issue_line, severity))"
+// distinctSQL counts the distinct values of a UUID column (see above).
+func distinctSQL(col string) string { return "uniqExact(toString(" + col + "))" }
+
+func distinctIfSQL(col, cond string) string {
+	return "uniqExactIf(toString(" + col + "), " + cond + ")"
+}
+
+// cellKey identifies an issue cell.
+type cellKey struct {
+	group  string
+	class  model.IssueClass
+	v      model.AppVersion
+	bucket int64
+}
 
 // IssueCells aggregates the matching issue events per group, class, version and bucket; see
 // sinks.Analytics.
+//
+// Two queries: the cells with their count and latest timestamp, then the rows at those
+// timestamps, of which each cell takes its own with the greatest id (byte order) for LastID and
+// the display. A max over a (timestamp, id, display) tuple does it in one pass, but 18.16
+// compares tuples as generic values: measured, it costs more than the whole second query.
 func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.Cells) ([]model.IssueCell, error) {
+	fail := func(err error) ([]model.IssueCell, error) {
+		return nil, fmt.Errorf("clickhouse: issue cells of app %s: %w", iq.App, err)
+	}
 	bucket := "toInt64(0)"
 	if by.Bucketed {
 		bucket = bucketSQL(by.By, "b_")
 	}
+	keySQL := "group_id, toUInt8(" + classSQL + ") AS class, app_version, app_build, " + bucket + " AS bucket"
 	var q query
-	q.sql("SELECT group_id, toUInt8(" + classSQL + ") AS class, app_version, app_build, " + bucket + " AS bucket," +
-		" uniqExact(id), " + latestSQL + " FROM events WHERE ")
+	q.sql("SELECT " + keySQL + ", " + distinctSQL("id") + ", max(timestamp) FROM events WHERE ")
 	issueFilter(&q, iq)
 	q.sql(" GROUP BY group_id, class, app_version, app_build, bucket")
-	rows, err := s.conn.Query(ctx, q.String(), q.args...)
-	if err != nil {
-		return nil, fmt.Errorf("clickhouse: issue cells of app %s: %w", iq.App, err)
-	}
-	defer rows.Close()
 	var out []model.IssueCell
-	for rows.Next() {
+	index := map[cellKey]int{}
+	latest := map[int64]struct{}{}
+	err := s.each(ctx, &q, func(scan func(...any) error) error {
 		var c model.IssueCell
 		var class uint8
-		var last latestTuple
-		if err := rows.Scan(&c.GroupID, &class, &c.Version.Name, &c.Version.Code, &c.Bucket, &c.Count, &last.fields); err != nil {
-			return nil, fmt.Errorf("clickhouse: issue cells of app %s: %w", iq.App, err)
+		if err := scan(&c.GroupID, &class, &c.Version.Name, &c.Version.Code, &c.Bucket, &c.Count, &c.LastTime); err != nil {
+			return err
 		}
 		c.Class = model.IssueClass(class)
-		if c.LastTime, c.LastID, c.Last, err = last.decode(); err != nil {
-			return nil, fmt.Errorf("clickhouse: issue cells of app %s: %w", iq.App, err)
-		}
+		index[cellKey{c.GroupID, c.Class, c.Version, c.Bucket}] = len(out)
 		out = append(out, c)
+		latest[c.LastTime] = struct{}{}
+		return nil
+	})
+	if err != nil || len(out) == 0 {
+		if err != nil {
+			return fail(err)
+		}
+		return out, nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("clickhouse: issue cells of app %s: %w", iq.App, err)
+
+	// The latest rows: those of the filter at one of the cells' latest timestamps. The set of
+	// timestamps goes as an external table (no limit on the query's length), and PREWHERE reads
+	// the display columns only of the rows in it.
+	times, err := ext.NewTable("latest", ext.Column("ts", "Int64"))
+	if err != nil {
+		return fail(err)
+	}
+	for ts := range latest {
+		if err := times.Append(ts); err != nil {
+			return fail(err)
+		}
+	}
+	q = query{}
+	q.sql("SELECT " + keySQL + ", timestamp, " + idSQL + ", issue_type, issue_message, issue_method, issue_file, issue_line, severity" +
+		" FROM events PREWHERE timestamp IN latest WHERE ")
+	issueFilter(&q, iq)
+	found := make([]bool, len(out))
+	err = s.each(ch.Context(ctx, ch.WithExternalTable(times)), &q, func(scan func(...any) error) error {
+		var k cellKey
+		var class uint8
+		var ts int64
+		var sid string
+		var d model.IssueDisplay
+		if err := scan(&k.group, &class, &k.v.Name, &k.v.Code, &k.bucket, &ts, &sid, &d.Type, &d.Message,
+			&d.MethodName, &d.FileName, &d.LineNumber, &d.Severity); err != nil {
+			return err
+		}
+		k.class = model.IssueClass(class)
+		i, ok := index[k]
+		if !ok || out[i].LastTime != ts {
+			return nil // another cell's latest time
+		}
+		id, err := uuid.Parse(sid)
+		if err != nil {
+			return fmt.Errorf("event id %q: %w", sid, err)
+		}
+		c := &out[i]
+		if !found[i] || bytes.Compare(id[:], c.LastID[:]) > 0 {
+			c.LastID, c.Last, found[i] = id, d, true
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	for i, ok := range found {
+		if !ok { // its latest row was deleted (retention) between the two queries
+			return fail(fmt.Errorf("the latest event of group %q at %d is gone; try again", out[i].GroupID, out[i].LastTime))
+		}
 	}
 	return out, nil
-}
-
-// latestTuple scans latestSQL's tuple.
-type latestTuple struct {
-	fields []any
-}
-
-func (l *latestTuple) decode() (int64, uuid.UUID, model.IssueDisplay, error) {
-	var d model.IssueDisplay
-	f := l.fields
-	if len(f) != 8 {
-		return 0, uuid.UUID{}, d, fmt.Errorf("latest event: %d fields, want 8", len(f))
-	}
-	ts, ok0 := f[0].(int64)
-	sid, ok1 := f[1].(string)
-	var ok [6]bool
-	d.Type, ok[0] = f[2].(string)
-	d.Message, ok[1] = f[3].(string)
-	d.MethodName, ok[2] = f[4].(string)
-	d.FileName, ok[3] = f[5].(string)
-	d.LineNumber, ok[4] = f[6].(int32)
-	d.Severity, ok[5] = f[7].(string)
-	if !ok0 || !ok1 || slices.Contains(ok[:], false) {
-		return 0, uuid.UUID{}, d, fmt.Errorf("latest event: unexpected field types %T", f)
-	}
-	id, err := uuid.Parse(sid)
-	if err != nil {
-		return 0, uuid.UUID{}, d, fmt.Errorf("latest event id %q: %w", sid, err)
-	}
-	return ts, id, d, nil
 }
 
 // IssueEvents returns a page of the matching issue events in the instance order; see
@@ -104,22 +148,7 @@ func (s *Store) IssueEvents(ctx context.Context, iq *model.IssueQuery, page mode
 	if page.Limit < 1 {
 		return nil, fmt.Errorf("clickhouse: issue events: %w: limit %d, want at least 1", sinks.ErrInvalid, page.Limit)
 	}
-	var q query
-	q.sql("SELECT timestamp, " + idSQL + " AS sid FROM events WHERE ")
-	issueFilter(&q, iq)
-	order := "DESC"
-	if k := page.Key; k != nil {
-		if page.Backward {
-			q.sql(" AND time >= toDateTime(?) AND (timestamp > ? OR timestamp = ? AND "+idSQL+" > ?)",
-				dateTime(k.Timestamp), k.Timestamp, k.Timestamp, k.ID.String())
-			order = "ASC"
-		} else {
-			q.sql(" AND time <= toDateTime(?) AND (timestamp < ? OR timestamp = ? AND "+idSQL+" < ?)",
-				dateTime(k.Timestamp), k.Timestamp, k.Timestamp, k.ID.String())
-		}
-	}
-	q.sql(" ORDER BY timestamp " + order + ", sid " + order + " LIMIT 1 BY sid LIMIT " + strconv.Itoa(page.Limit))
-	keys, err := s.eventKeys(ctx, &q)
+	keys, err := s.pageKeys(ctx, iq, page)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: issue events of app %s: %w", iq.App, err)
 	}
@@ -127,8 +156,85 @@ func (s *Store) IssueEvents(ctx context.Context, iq *model.IssueQuery, page mode
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: issue events of app %s: %w", iq.App, err)
 	}
+	if len(events) != len(keys) {
+		return nil, fmt.Errorf("clickhouse: issue events of app %s: %d of the page's %d events are gone; try again", iq.App, len(keys)-len(events), len(keys))
+	}
 	slices.SortFunc(events, func(a, b model.Event) int { return -compareKey(&a, &b) })
 	return events, nil
+}
+
+// pageKeys picks the keys of a page, in no order. ClickHouse sorts only by timestamp (a top-m
+// sort of Int64 is cheap; sorting by the id as text, the byte order, is not), so the id order
+// among equal timestamps is settled here: a query fetches the m rows nearest the key by
+// timestamp, at or beyond the key's timestamp; rows at the key's own timestamp that are not
+// beyond the key, and copies of replayed rows, are dropped; when the query was cut at m rows,
+// the rows at its last timestamp may be incomplete and are dropped too. If fewer than Limit
+// rows remain of a cut query, it runs again with a larger m.
+func (s *Store) pageKeys(ctx context.Context, iq *model.IssueQuery, page model.EventPage) ([]eventKey, error) {
+	k, backward := page.Key, page.Backward && page.Key != nil
+	beyond := func(ts int64, id uuid.UUID) bool { // strictly after k in the page's direction
+		switch {
+		case k == nil:
+			return true
+		case backward:
+			return ts > k.Timestamp || ts == k.Timestamp && bytes.Compare(id[:], k.ID[:]) > 0
+		}
+		return k.Before(ts, id)
+	}
+	for m := page.Limit + 16; ; m *= 4 {
+		var q query
+		q.sql("SELECT timestamp, id FROM events WHERE ")
+		issueFilter(&q, iq)
+		order := "DESC"
+		switch {
+		case backward:
+			q.sql(" AND timestamp >= ? AND time >= toDateTime(?)", k.Timestamp, dateTime(k.Timestamp))
+			order = "ASC"
+		case k != nil:
+			q.sql(" AND timestamp <= ? AND time <= toDateTime(?)", k.Timestamp, dateTime(k.Timestamp))
+		}
+		q.sql(" ORDER BY timestamp " + order + " LIMIT " + strconv.Itoa(m))
+		var raw []eventKey
+		err := s.each(ctx, &q, func(scan func(...any) error) error {
+			var r eventKey
+			if err := scan(&r.ts, &r.id); err != nil {
+				return err
+			}
+			raw = append(raw, r)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		cut := len(raw) == m
+		var edge int64
+		if cut {
+			edge = raw[len(raw)-1].ts
+		}
+		seen := make(map[uuid.UUID]bool, len(raw))
+		keys := raw[:0]
+		for _, r := range raw {
+			if seen[r.id] || !beyond(r.ts, r.id) || cut && r.ts == edge {
+				continue
+			}
+			seen[r.id] = true
+			keys = append(keys, r)
+		}
+		if cut && len(keys) < page.Limit {
+			continue
+		}
+		slices.SortFunc(keys, func(a, b eventKey) int {
+			c := cmpInt(a.ts, b.ts)
+			if c == 0 {
+				c = bytes.Compare(a.id[:], b.id[:])
+			}
+			if backward {
+				return c
+			}
+			return -c
+		})
+		return keys[:min(len(keys), page.Limit)], nil
+	}
 }
 
 // eventKey is an event's position: its time and id.
@@ -160,41 +266,43 @@ func (s *Store) eventKeys(ctx context.Context, q *query) ([]eventKey, error) {
 }
 
 // eventsByKey reads the app's events with the given keys whole, each once, in no order. The
-// keys' time range bounds the scan; the id list picks the rows.
+// ids go as an external table, and PREWHERE on them reads the wide columns only of those rows;
+// the keys' time range bounds the scan.
 func (s *Store) eventsByKey(ctx context.Context, app uuid.UUID, keys []eventKey) ([]model.Event, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
+	ids, err := ext.NewTable("ids", ext.Column("id", "UUID"))
+	if err != nil {
+		return nil, err
+	}
 	lo, hi := keys[0].ts, keys[0].ts
 	for _, k := range keys {
 		lo, hi = min(lo, k.ts), max(hi, k.ts)
+		if err := ids.Append(k.id); err != nil {
+			return nil, err
+		}
 	}
 	c := newEventCols(1, 0, 0)
 	cols := c.cols()
 	var q query
-	q.sql("SELECT "+names(cols, false)+" FROM events WHERE app_id = toUUID(?)"+
-		" AND timestamp >= ? AND timestamp <= ? AND time >= toDateTime(?) AND time <= toDateTime(?) AND id IN (",
+	q.sql("SELECT "+names(cols, false)+" FROM events PREWHERE id IN ids WHERE app_id = toUUID(?)"+
+		" AND timestamp >= ? AND timestamp <= ? AND time >= toDateTime(?) AND time <= toDateTime(?)",
 		app, lo, hi, dateTime(lo), dateTime(hi))
-	ids := make([]uuid.UUID, len(keys))
-	for i, k := range keys {
-		ids[i] = k.id
-	}
-	list(&q, ids)
-	q.sql(") LIMIT 1 BY id")
-	rows, err := s.conn.Query(ctx, q.String(), q.args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := make([]model.Event, 0, len(keys))
+	seen := make(map[uuid.UUID]bool, len(keys))
 	ptrs := scanPtrs(cols)
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+	err = s.each(ch.Context(ctx, ch.WithExternalTable(ids)), &q, func(scan func(...any) error) error {
+		if err := scan(ptrs...); err != nil {
+			return err
 		}
-		out = append(out, c.get(0))
-	}
-	return out, rows.Err()
+		if !seen[c.id[0]] { // a replayed row's copies are the same event
+			seen[c.id[0]] = true
+			out = append(out, c.get(0))
+		}
+		return nil
+	})
+	return out, err
 }
 
 // compareKey orders events by (timestamp, id bytes), the order of model.EventKey reversed.
@@ -218,8 +326,8 @@ const (
 // SessionBuckets counts sessions per version and bucket; see sinks.Analytics.
 func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by model.PlotTimeGroup) ([]model.SessionBucket, error) {
 	var q query
-	q.sql("SELECT app_version, app_build, " + bucketSQL(by, "b_") + " AS bucket, uniqExact(session_id)," +
-		" uniqExactIf(session_id, " + crashSQL + "), uniqExactIf(session_id, " + anrSQL + ") FROM events WHERE ")
+	q.sql("SELECT app_version, app_build, " + bucketSQL(by, "b_") + " AS bucket, " + distinctSQL("session_id") + ", " +
+		distinctIfSQL("session_id", crashSQL) + ", " + distinctIfSQL("session_id", anrSQL) + " FROM events WHERE ")
 	eventFilter(&q, f)
 	q.sql(" GROUP BY app_version, app_build, bucket")
 	rows, err := s.conn.Query(ctx, q.String(), q.args...)
@@ -253,11 +361,11 @@ func (s *Store) Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel 
 	}
 	side := func(q *query, cond string) {
 		for _, flag := range [...]string{"1", crashSQL, crashSQL + " AND foreground != 0", anrSQL, anrSQL + " AND foreground != 0"} {
-			q.sql(", uniqExactIf(session_id, "+cond+" AND "+flag+")", selArgs...)
+			q.sql(", "+distinctIfSQL("session_id", cond+" AND "+flag), selArgs...)
 		}
 	}
 	var q query
-	q.sql("SELECT uniqExact(session_id)")
+	q.sql("SELECT " + distinctSQL("session_id"))
 	side(&q, selSQL)
 	side(&q, "NOT "+selSQL)
 	q.sql(" FROM events WHERE app_id = toUUID(?)", app)

@@ -1085,3 +1085,60 @@ func BenchmarkAnalyticsGroupList(b *testing.B) {
 		})
 	}
 }
+
+// Pages over many events at one timestamp: ClickHouse sorts only by time, so a query cut in the
+// middle of a tie must not decide the id order there (pageKeys drops the cut timestamp and asks
+// for more). Every row is stored twice.
+func TestAnalyticsIssueEventsTies(t *testing.T) {
+	s := migrated(t)
+	stopMerges(t, s)
+	app := uuid.New()
+	r := rand.New(rand.NewSource(9))
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	var events []model.Event
+	for i := 0; i < 120; i++ {
+		e := model.Event{AppID: app, SessionID: uuid.New(), Type: "anr", Timestamp: base + int64(r.Intn(4))*int64(time.Second),
+			Facts: model.EventFacts{GroupID: "g", Issue: model.IssueDisplay{Type: "ANR"}}}
+		if i < 60 {
+			e.Timestamp = base + int64(2*time.Second) // 60 events tied
+		}
+		r.Read(e.ID[:])
+		events = append(events, e)
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.WriteEvents(ctxT(t), events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := slices.Clone(events)
+	instanceOrder(want)
+	q := &model.IssueQuery{EventFilter: model.EventFilter{App: app, From: base, To: base + int64(time.Hour)}}
+	for _, limit := range []int{1, 7, 50} {
+		var got []model.Event
+		page := model.EventPage{Limit: limit}
+		for len(got) < len(want)+1 {
+			evs, err := s.IssueEvents(ctxT(t), q, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, evs...)
+			if len(evs) < limit {
+				break
+			}
+			page.Key = &model.EventKey{Timestamp: evs[len(evs)-1].Timestamp, ID: evs[len(evs)-1].ID}
+		}
+		if d := eventsDiff(got, want); d != "" {
+			t.Fatalf("limit %d, forward: %s", limit, d)
+		}
+		for i := len(want) - 1; i > 0; i -= 13 {
+			k := &model.EventKey{Timestamp: want[i].Timestamp, ID: want[i].ID}
+			evs, err := s.IssueEvents(ctxT(t), q, model.EventPage{Key: k, Limit: limit, Backward: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := eventsDiff(evs, want[max(0, i-limit):i]); d != "" {
+				t.Fatalf("limit %d, backward from %d: %s", limit, i, d)
+			}
+		}
+	}
+}
