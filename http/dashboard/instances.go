@@ -38,14 +38,8 @@ func (a *API) instances(class model.IssueClass) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		p, err := a.readParams(r)
-		if err != nil {
-			a.fail(w, "read filters", err)
-			return
-		}
-		f, err := p.filter(appOf(r.Context()), a.now(), true)
-		if err != nil {
-			a.fail(w, "read filters", err)
+		p, f, ok := a.requestFilter(w, r, true)
+		if !ok {
 			return
 		}
 		if _, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group")); err != nil {

@@ -98,14 +98,8 @@ func rfc3339(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC333
 func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		app := appOf(r.Context())
-		p, err := a.readParams(r)
-		if err != nil {
-			a.fail(w, "read filters", err)
-			return
-		}
-		f, err := p.filter(app, a.now(), true)
-		if err != nil {
-			a.fail(w, "read filters", err)
+		p, f, ok := a.requestFilter(w, r, true)
+		if !ok {
 			return
 		}
 		if _, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group")); err != nil {
@@ -114,6 +108,7 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 		}
 		q := model.IssueQuery{EventFilter: f, Classes: classes}
 		if errorGroups {
+			var err error
 			if q.Classes, q.Severities, err = errorGroupFilters(p); err != nil {
 				a.fail(w, "read filters", err)
 				return
@@ -184,6 +179,22 @@ func errorGroupFilters(p *params) ([]model.IssueClass, []string, error) {
 	return classes, sev, err
 }
 
+// requestFilter reads an analytics request's parameters and event filter (with the attribute
+// lists and ud_expression when lists), answering 400 or 500 itself when it cannot.
+func (a *API) requestFilter(w http.ResponseWriter, r *http.Request, lists bool) (*params, model.EventFilter, bool) {
+	p, err := a.readParams(r)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return nil, model.EventFilter{}, false
+	}
+	f, err := p.filter(appOf(r.Context()), a.now(), lists)
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return nil, f, false
+	}
+	return p, f, true
+}
+
 // groupParam reads the group id of the path.
 func groupParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := chi.URLParam(r, "groupID")
@@ -241,14 +252,8 @@ func plotRows(cells []model.IssueCell, tg model.PlotTimeGroup) []model.PlotRow {
 }
 
 func (a *API) plotParams(w http.ResponseWriter, r *http.Request) (*params, model.EventFilter, model.PlotTimeGroup, bool) {
-	p, err := a.readParams(r)
-	if err != nil {
-		a.fail(w, "read filters", err)
-		return nil, model.EventFilter{}, 0, false
-	}
-	f, err := p.filter(appOf(r.Context()), a.now(), true)
-	if err != nil {
-		a.fail(w, "read filters", err)
+	p, f, ok := a.requestFilter(w, r, true)
+	if !ok {
 		return nil, f, 0, false
 	}
 	tg, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group"))
@@ -312,14 +317,8 @@ func (a *API) path(class model.IssueClass) http.HandlerFunc {
 // journey serves GET /apps/{id}/journey: live for whole-day windows, else from the store.
 func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	app := appOf(r.Context())
-	p, err := a.readParams(r)
-	if err != nil {
-		a.fail(w, "read filters", err)
-		return
-	}
-	f, err := p.filter(app, a.now(), false)
-	if err != nil {
-		a.fail(w, "read filters", err)
+	p, f, ok := a.requestFilter(w, r, false)
+	if !ok {
 		return
 	}
 	bigraph, err := p.flag("bigraph", true)
@@ -358,14 +357,8 @@ func (a *API) groupJourney(class model.IssueClass) http.HandlerFunc {
 			return
 		}
 		app := appOf(r.Context())
-		p, err := a.readParams(r)
-		if err != nil {
-			a.fail(w, "read filters", err)
-			return
-		}
-		f, err := p.filter(app, a.now(), true)
-		if err != nil {
-			a.fail(w, "read filters", err)
+		p, f, ok := a.requestFilter(w, r, true)
+		if !ok {
 			return
 		}
 		bigraph, err := p.flag("bigraph", true)
@@ -422,14 +415,8 @@ func (a *API) issueSessions(ctx context.Context, q *model.IssueQuery) (map[uuid.
 // used, as the spec says.
 func (a *API) metrics(w http.ResponseWriter, r *http.Request) {
 	app := appOf(r.Context())
-	p, err := a.readParams(r)
-	if err != nil {
-		a.fail(w, "read filters", err)
-		return
-	}
-	f, err := p.filter(app, a.now(), false)
-	if err != nil {
-		a.fail(w, "read filters", err)
+	_, f, ok := a.requestFilter(w, r, false)
+	if !ok {
 		return
 	}
 	var sel *model.AppVersion
