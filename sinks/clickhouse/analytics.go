@@ -66,7 +66,7 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 	q.sql("SELECT " + keySQL + ", " + distinctSQL("id") + ", max(timestamp) FROM events WHERE ")
 	issueFilter(&q, iq)
 	q.sql(" GROUP BY group_id, class, app_version, app_build, bucket")
-	var out []model.IssueCell
+	out := []model.IssueCell{}
 	index := map[cellKey]int{}
 	latest := map[int64]struct{}{}
 	err := s.each(ctx, &q, func(scan func(...any) error) error {
@@ -160,6 +160,9 @@ func (s *Store) IssueEvents(ctx context.Context, iq *model.IssueQuery, page mode
 		return nil, fmt.Errorf("clickhouse: issue events of app %s: %d of the page's %d events are gone; try again", iq.App, len(keys)-len(events), len(keys))
 	}
 	slices.SortFunc(events, func(a, b model.Event) int { return -compareKey(&a, &b) })
+	if events == nil {
+		events = []model.Event{}
+	}
 	return events, nil
 }
 
@@ -245,24 +248,21 @@ type eventKey struct {
 
 // eventKeys runs a query whose first two columns are timestamp and the id as text.
 func (s *Store) eventKeys(ctx context.Context, q *query) ([]eventKey, error) {
-	rows, err := s.conn.Query(ctx, q.String(), q.args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var keys []eventKey
-	for rows.Next() {
+	err := s.each(ctx, q, func(scan func(...any) error) error {
 		var k eventKey
 		var sid string
-		if err := rows.Scan(&k.ts, &sid); err != nil {
-			return nil, err
+		if err := scan(&k.ts, &sid); err != nil {
+			return err
 		}
+		var err error
 		if k.id, err = uuid.Parse(sid); err != nil {
-			return nil, fmt.Errorf("event id %q: %w", sid, err)
+			return fmt.Errorf("event id %q: %w", sid, err)
 		}
 		keys = append(keys, k)
-	}
-	return keys, rows.Err()
+		return nil
+	})
+	return keys, err
 }
 
 // eventsByKey reads the app's events with the given keys whole, each once, in no order. The
@@ -330,20 +330,16 @@ func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by mod
 		distinctIfSQL("session_id", crashSQL) + ", " + distinctIfSQL("session_id", anrSQL) + " FROM events WHERE ")
 	eventFilter(&q, f)
 	q.sql(" GROUP BY app_version, app_build, bucket")
-	rows, err := s.conn.Query(ctx, q.String(), q.args...)
-	if err != nil {
-		return nil, fmt.Errorf("clickhouse: session buckets of app %s: %w", f.App, err)
-	}
-	defer rows.Close()
-	var out []model.SessionBucket
-	for rows.Next() {
+	out := []model.SessionBucket{}
+	err := s.each(ctx, &q, func(scan func(...any) error) error {
 		var b model.SessionBucket
-		if err := rows.Scan(&b.Version.Name, &b.Version.Code, &b.Bucket, &b.Sessions, &b.Crashed, &b.WithANR); err != nil {
-			return nil, fmt.Errorf("clickhouse: session buckets of app %s: %w", f.App, err)
+		if err := scan(&b.Version.Name, &b.Version.Code, &b.Bucket, &b.Sessions, &b.Crashed, &b.WithANR); err != nil {
+			return err
 		}
 		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("clickhouse: session buckets of app %s: %w", f.App, err)
 	}
 	return out, nil
@@ -375,7 +371,7 @@ func (s *Store) Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel 
 		&S.Sessions, &S.Crashed, &S.CrashedForeground, &S.ANR, &S.ANRForeground,
 		&O.Sessions, &O.Crashed, &O.CrashedForeground, &O.ANR, &O.ANRForeground)
 	if err != nil {
-		return in, fmt.Errorf("clickhouse: metrics of app %s: %w", app, err)
+		return model.MetricsInput{}, fmt.Errorf("clickhouse: metrics of app %s: %w", app, err)
 	}
 
 	// Launches: one row per event id, then count and quantileExact per side and kind.
@@ -384,17 +380,12 @@ func (s *Store) Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel 
 		" any(launch_kind) AS kind, any(launch_ms) AS ms FROM events WHERE app_id = toUUID(?)", append(selArgs, app)...)
 	timeWindow(&q, from, to)
 	q.sql(" AND launch_kind IN (?, ?, ?) GROUP BY id) GROUP BY selected, kind", model.LaunchCold, model.LaunchWarm, model.LaunchHot)
-	rows, err := s.conn.Query(ctx, q.String(), q.args...)
-	if err != nil {
-		return in, fmt.Errorf("clickhouse: launches of app %s: %w", app, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = s.each(ctx, &q, func(scan func(...any) error) error {
 		var selected uint8
 		var kind string
 		var sum model.LaunchSummary
-		if err := rows.Scan(&selected, &kind, &sum.Count, &sum.P95); err != nil {
-			return in, fmt.Errorf("clickhouse: launches of app %s: %w", app, err)
+		if err := scan(&selected, &kind, &sum.Count, &sum.P95); err != nil {
+			return err
 		}
 		l := &in.OthersLaunch
 		if selected != 0 {
@@ -408,15 +399,17 @@ func (s *Store) Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel 
 		case model.LaunchHot:
 			l.Hot = sum
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return in, fmt.Errorf("clickhouse: launches of app %s: %w", app, err)
+		return nil
+	})
+	if err != nil {
+		return model.MetricsInput{}, fmt.Errorf("clickhouse: launches of app %s: %w", app, err)
 	}
 	return in, nil
 }
 
 // FilterValues lists the distinct attribute values of the app's events; see sinks.Analytics.
-// Each list is one distinct query; sorting happens here, in Go's byte order.
+// Four queries (versions, OS versions, the other attributes, user-defined keys); the lists are
+// sorted here, in Go's byte order.
 func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.IssueClass) (model.FilterValues, error) {
 	var fv model.FilterValues
 	where := func(q *query) {
@@ -506,9 +499,6 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 	for _, l := range lists {
 		*l = slices.DeleteFunc(*l, func(v string) bool { return v == "" })
 		slices.Sort(*l)
-		if len(*l) == 0 {
-			*l = nil
-		}
 	}
 
 	// User-defined keys and types.
@@ -539,6 +529,21 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 		return strings.Compare(a.Type, b.Type)
 	})
 	fv.UDKeys = slices.Compact(fv.UDKeys) // two unknown type codes have one name
+	// Empty lists are empty, not null, in the JSON the dashboard gets (as the other backend).
+	for _, l := range lists {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if fv.Versions == nil {
+		fv.Versions = []model.AppVersion{}
+	}
+	if fv.OSVersions == nil {
+		fv.OSVersions = []model.OSVersion{}
+	}
+	if fv.UDKeys == nil {
+		fv.UDKeys = []model.UDKey{}
+	}
 	return fv, nil
 }
 
@@ -552,13 +557,23 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// each runs q and calls fn for every row with the row's Scan.
-func (s *Store) each(ctx context.Context, q *query, fn func(scan func(...any) error) error) error {
+// each runs q and calls fn for every row with the row's Scan. When fn or a scan fails, the
+// query is cancelled: closing the driver's rows would otherwise read the rest of the result.
+func (s *Store) each(ctx context.Context, q *query, fn func(scan func(...any) error) error) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rows, err := s.conn.Query(ctx, q.String(), q.args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	defer func() {
+		if err != nil {
+			cancel()
+		}
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	for rows.Next() {
 		if err := fn(rows.Scan); err != nil {
 			return err
@@ -592,11 +607,6 @@ func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(s
 	q.sql(" AND ")
 	q.sql(selSQL, selArgs...)
 	q.sql(") ORDER BY session_id, timestamp, sid")
-	rows, err := s.conn.Query(ctx, q.String(), q.args...)
-	if err != nil {
-		return fmt.Errorf("clickhouse: session walks of app %s: %w", wq.App, err)
-	}
-	defer rows.Close()
 	var (
 		cur     uuid.UUID
 		have    bool
@@ -608,19 +618,20 @@ func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(s
 		class   uint8
 		walk    uint8
 		d       model.IssueDisplay
+		fnErr   error // fn's own error, returned as it is
 	)
 	flush := func() error {
 		if !have {
 			return nil
 		}
-		err := fn(cur, events)
+		fnErr = fn(cur, events)
 		events = events[:0]
-		return err
+		return fnErr
 	}
-	for rows.Next() {
-		if err := rows.Scan(&session, &e.Timestamp, &sid, &e.Version.Name, &e.Version.Code, &e.Screen,
+	err := s.each(ctx, &q, func(scan func(...any) error) error {
+		if err := scan(&session, &e.Timestamp, &sid, &e.Version.Name, &e.Version.Code, &e.Screen,
 			&e.GroupID, &class, &d.Type, &d.FileName, &walk); err != nil {
-			return fmt.Errorf("clickhouse: session walks of app %s: %w", wq.App, err)
+			return err
 		}
 		if !have || session != cur {
 			if err := flush(); err != nil {
@@ -629,7 +640,7 @@ func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(s
 			cur, have, lastID = session, true, ""
 		}
 		if walk == 0 || sid == lastID { // a selecting event only, or a replayed copy
-			continue
+			return nil
 		}
 		lastID = sid
 		e.Class, e.Title = 0, ""
@@ -639,8 +650,12 @@ func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(s
 			e.GroupID = ""
 		}
 		events = append(events, e)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
 		return fmt.Errorf("clickhouse: session walks of app %s: %w", wq.App, err)
 	}
 	return flush()
@@ -651,7 +666,7 @@ func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(s
 // session's last steps events up to it, then those events whole.
 func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.IssueClass, groupID string, n, steps int) ([][]model.Event, error) {
 	if n <= 0 || steps <= 0 {
-		return nil, nil
+		return [][]model.Event{}, nil
 	}
 	fail := func(err error) ([][]model.Event, error) {
 		return nil, fmt.Errorf("clickhouse: path sessions of group %q of app %s: %w", groupID, app, err)
