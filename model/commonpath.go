@@ -109,15 +109,26 @@ func ComputeCommonPath(sessions [][]Step) CommonPath {
 	return out
 }
 
+// IsSample says whether an event type is a resource sample (cpu_usage, memory_usage,
+// memory_usage_absolute), which common paths leave out.
+func IsSample(typ string) bool {
+	switch typ {
+	case "cpu_usage", "memory_usage", "memory_usage_absolute":
+		return true
+	}
+	return false
+}
+
 // Describe says in words what an event was, for the common path: "User tapped on X",
 // "Activity resumed: C", "HTTP GET to U (status: 200)", "Crash: type - message" and the like
 // for every kind. ok is false for cpu_usage, memory_usage and memory_usage_absolute samples,
 // which the common path leaves out. Values that differ between otherwise equal steps are kept
 // out: an HTTP URL loses its query and fragment, a log line is cut to 100 characters.
 func Describe(e *Event) (string, bool) {
-	switch e.Type {
-	case "cpu_usage", "memory_usage", "memory_usage_absolute":
+	if IsSample(e.Type) {
 		return "", false
+	}
+	switch e.Type {
 	case "exception", "anr":
 		g, ok := GroupOf(e)
 		if !ok {

@@ -104,8 +104,8 @@ type Analytics interface {
 	SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(session uuid.UUID, events []model.WalkEvent) error) error
 	// PathSessions returns, for the n sessions whose latest issue event of the group and class
 	// is the most recent (newest first), the session's events up to and including that issue
-	// event, oldest first, at most steps of them (the last ones), leaving out cpu_usage and
-	// memory_usage events. Every field as stored.
+	// event, oldest first, at most steps of them (the last ones), leaving out cpu_usage,
+	// memory_usage and memory_usage_absolute events (model.IsSample). Every field as stored.
 	PathSessions(ctx context.Context, app uuid.UUID, class model.IssueClass, groupID string, n, steps int) ([][]model.Event, error)
 }
 

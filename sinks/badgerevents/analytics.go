@@ -806,7 +806,7 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 			i, ok := found[v.e.SessionID]
 			switch {
 			case ok:
-				if len(out[i]) == steps || v.e.Type == "cpu_usage" || v.e.Type == "memory_usage" {
+				if len(out[i]) == steps || model.IsSample(v.e.Type) {
 					return true, nil
 				}
 			case len(out) < n && v.isIssueType():

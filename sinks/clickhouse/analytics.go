@@ -714,7 +714,7 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 	q.sql("SELECT timestamp, sid FROM (SELECT DISTINCT session_id, timestamp, "+idSQL+" AS sid FROM events"+
 		" WHERE app_id = toUUID(?) AND session_id IN (", app)
 	list(&q, sids)
-	q.sql(") AND type NOT IN ('cpu_usage', 'memory_usage')"+
+	q.sql(") AND type NOT IN ('cpu_usage', 'memory_usage', 'memory_usage_absolute')"+
 		" AND (timestamp, sid) <= (toInt64(arrayElement(?, indexOf(?, toString(session_id)))), arrayElement(?, indexOf(?, toString(session_id))))",
 		lastTS, sids, lastID, sids)
 	q.sql(") ORDER BY session_id, timestamp DESC, sid DESC LIMIT " + strconv.Itoa(steps) + " BY session_id")

@@ -567,7 +567,7 @@ func buildHand(app uuid.UUID) handData {
 		{2, 1, T0 - 50*sec, "gesture_click", `{"target":"Button","x":1,"y":2}`, android, plan},
 		{3, 1, T0 - 40*sec, "cpu_usage", `{"interval":3003,"percentage_usage":2.5}`, android, plan},
 		{4, 1, T0 - 30*sec, "exception", g1(true, 42), android, plan},
-		{5, 1, T0 - 20*sec, "memory_usage", `{"interval":2123,"rss":330800}`, android, plan},
+		{5, 1, T0 - 20*sec, "memory_usage_absolute", `{"interval":2123,"max_memory":1048576,"used_memory":330800}`, android, plan},
 		{6, 1, T0 - 10*sec, "screen_view", `{"name":"Cart"}`, android, plan},
 		{7, 1, T0, "exception", g1(true, 43), android, plan},
 		{8, 2, T1, "cold_launch", `{"process_start_uptime":1000,"on_next_draw_uptime":1500}`, android, nil},

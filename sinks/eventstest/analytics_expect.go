@@ -367,7 +367,7 @@ func expectPaths(rows []model.Event, app uuid.UUID, class model.IssueClass, grou
 		var path []model.Event
 		for i := range rows {
 			e := &rows[i]
-			if e.AppID != app || e.SessionID != s || e.Type == "cpu_usage" || e.Type == "memory_usage" || newer(e, last) {
+			if e.AppID != app || e.SessionID != s || model.IsSample(e.Type) || newer(e, last) {
 				continue
 			}
 			path = append(path, *e)
