@@ -22,8 +22,9 @@ import (
 //
 // Replays: a row written twice is two physical rows until a merge collapses them, and the two
 // are the same event (same id, same values). Distinct counts (sessions, values) and max are
-// unaffected; counts of events count distinct ids, and the rest dedupe by id (GROUP BY id, or in
-// Go). FINAL is not used: measured on 18.16 it costs more than counting distinct ids.
+// unaffected; counts of events count distinct ids, and the rest dedupe by id (GROUP BY id,
+// DISTINCT, or in Go). FINAL is not used: measured on 18.16 it costs more than counting
+// distinct ids.
 //
 // Distinct UUIDs are counted as text (uniqExact(toString(x))): uniqExact of the UUID type hashes
 // only its first 8 bytes in 18.16, which makes it quadratic on ids that share them (measured:
@@ -101,7 +102,7 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 		}
 	}
 	q = query{}
-	q.sql("SELECT " + keySQL + ", timestamp, " + idSQL + ", issue_type, issue_message, issue_method, issue_file, issue_line, severity" +
+	q.sql("SELECT " + keySQL + ", timestamp, id, issue_type, issue_message, issue_method, issue_file, issue_line, severity" +
 		" FROM events PREWHERE timestamp IN latest WHERE ")
 	issueFilter(&q, iq)
 	found := make([]bool, len(out))
@@ -109,9 +110,9 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 		var k cellKey
 		var class uint8
 		var ts int64
-		var sid string
+		var id uuid.UUID
 		var d model.IssueDisplay
-		if err := scan(&k.group, &class, &k.v.Name, &k.v.Code, &k.bucket, &ts, &sid, &d.Type, &d.Message,
+		if err := scan(&k.group, &class, &k.v.Name, &k.v.Code, &k.bucket, &ts, &id, &d.Type, &d.Message,
 			&d.MethodName, &d.FileName, &d.LineNumber, &d.Severity); err != nil {
 			return err
 		}
@@ -119,10 +120,6 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 		i, ok := index[k]
 		if !ok || out[i].LastTime != ts {
 			return nil // another cell's latest time
-		}
-		id, err := uuid.Parse(sid)
-		if err != nil {
-			return fmt.Errorf("event id %q: %w", sid, err)
 		}
 		c := &out[i]
 		if !found[i] || bytes.Compare(id[:], c.LastID[:]) > 0 {
@@ -694,7 +691,7 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 	if len(sessions) == 0 {
 		return [][]model.Event{}, nil
 	}
-	// Each session's bound, looked up per row with transform().
+	// Each session's bound, looked up per row by its position in an array of the sessions.
 	// Times go as text: an array literal of negative and large positive numbers has no
 	// common type in ClickHouse.
 	sids := make([]string, len(sessions))
@@ -714,7 +711,7 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 	q.sql("SELECT timestamp, sid FROM (SELECT DISTINCT session_id, timestamp, "+idSQL+" AS sid FROM events"+
 		" WHERE app_id = toUUID(?) AND session_id IN (", app)
 	list(&q, sids)
-	q.sql(") AND type NOT IN ('cpu_usage', 'memory_usage', 'memory_usage_absolute')"+
+	q.sql(") AND type NOT IN ('cpu_usage', 'memory_usage', 'memory_usage_absolute')"+ // model.IsSample
 		" AND (timestamp, sid) <= (toInt64(arrayElement(?, indexOf(?, toString(session_id)))), arrayElement(?, indexOf(?, toString(session_id))))",
 		lastTS, sids, lastID, sids)
 	q.sql(") ORDER BY session_id, timestamp DESC, sid DESC LIMIT " + strconv.Itoa(steps) + " BY session_id")

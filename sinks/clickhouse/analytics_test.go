@@ -390,7 +390,7 @@ func newAnaData() *anaData {
 						e.Facts.LaunchMs = float64(50 + r.Intn(2000))
 					}
 				case x < 10:
-					e.Type = pick([]string{"cpu_usage", "memory_usage"})
+					e.Type = pick([]string{"cpu_usage", "memory_usage", "memory_usage_absolute"})
 				default:
 					e.Type = "custom"
 				}
@@ -954,7 +954,7 @@ func TestAnalyticsPathSessions(t *testing.T) {
 			j, ok := idx[e.SessionID]
 			switch {
 			case ok:
-				if len(want[j]) < c.steps && e.Type != "cpu_usage" && e.Type != "memory_usage" {
+				if len(want[j]) < c.steps && !model.IsSample(e.Type) {
 					want[j] = append(want[j], *e)
 				}
 			case len(want) < c.n && e.Facts.GroupID == c.group && model.ClassOf(e.Type, &e.Facts) == c.class:
