@@ -565,8 +565,12 @@ func TestAnalyticsIssueEvents(t *testing.T) {
 			}
 		}
 		instanceOrder(want)
-		for _, limit := range []int{1, 3, 1000} {
-			// Forward through every page, then backward from the last page's end.
+		limits := []int{3, 1000}
+		if name == "all" || name == "window" { // one event a page: slow, so on two queries only
+			limits = append(limits, 1)
+		}
+		for _, limit := range limits {
+			// Forward through every page, then backward pages from older keys.
 			var got []model.Event
 			page := model.EventPage{Limit: limit}
 			for {
