@@ -213,9 +213,7 @@ func (a *appActor) addCell(c model.IssueCell) {
 	agg := a.day(c.Bucket)
 	g, v := a.groups.id(c.GroupID), a.version(c.Version)
 	k := cellKey(g, v, c.Class)
-	// A cell's earliest event is not known, only its day: the day's start bounds it, so a window
-	// bound inside that day is never taken for one beyond the data.
-	a.seen(dayOf(c.Bucket))
+	a.seen(c.FirstTime)
 	a.seen(c.LastTime)
 	a.st.Issues += c.Count
 	i, ok := agg.cellAt[k]
@@ -228,6 +226,7 @@ func (a *appActor) addCell(c model.IssueCell) {
 	}
 	cur := &agg.cells[i].IssueCell
 	cur.Count += c.Count
+	cur.FirstTime = min(cur.FirstTime, c.FirstTime)
 	if cur.Later(c.LastTime, c.LastID) {
 		cur.LastTime, cur.LastID, cur.Last = c.LastTime, c.LastID, c.Last
 	}
@@ -375,6 +374,7 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 				continue
 			}
 			m.Count += c.Count
+			m.FirstTime = min(m.FirstTime, c.FirstTime)
 			if m.Later(c.LastTime, c.LastID) {
 				m.LastTime, m.LastID, m.Last, m.Class = c.LastTime, c.LastID, c.Last, c.Class
 			}
@@ -454,7 +454,7 @@ func VersionProto(v model.AppVersion) *actorpb.Version {
 // CellProto is the message form of a cell.
 func CellProto(c *model.IssueCell) *actorpb.IssueCell {
 	return &actorpb.IssueCell{GroupId: c.GroupID, Class: uint32(c.Class), Version: VersionProto(c.Version),
-		Bucket: c.Bucket, Count: c.Count, LastTime: c.LastTime, LastId: c.LastID[:],
+		Bucket: c.Bucket, Count: c.Count, FirstTime: c.FirstTime, LastTime: c.LastTime, LastId: c.LastID[:],
 		Type: c.Last.Type, Message: c.Last.Message, MethodName: c.Last.MethodName,
 		FileName: c.Last.FileName, LineNumber: c.Last.LineNumber, Severity: c.Last.Severity}
 }
@@ -462,7 +462,7 @@ func CellProto(c *model.IssueCell) *actorpb.IssueCell {
 func cellOf(c *actorpb.IssueCell) model.IssueCell {
 	id, _ := uuid.FromBytes(c.LastId)
 	return model.IssueCell{GroupID: c.GroupId, Class: model.IssueClass(c.Class), Version: versionOf(c.Version),
-		Bucket: c.Bucket, Count: c.Count, LastTime: c.LastTime, LastID: id,
+		Bucket: c.Bucket, Count: c.Count, FirstTime: c.FirstTime, LastTime: c.LastTime, LastID: id,
 		Last: model.IssueDisplay{Type: c.Type, Message: c.Message, MethodName: c.MethodName,
 			FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
 }

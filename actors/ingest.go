@@ -136,6 +136,7 @@ func addCell(cells []model.IssueCell, e *model.Event, class model.IssueClass) []
 		c := &cells[i]
 		if c.GroupID == e.Facts.GroupID && c.Class == class && c.Version == v && c.Bucket == d {
 			c.Count++
+			c.FirstTime = min(c.FirstTime, e.Timestamp)
 			if c.Later(e.Timestamp, e.ID) {
 				c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
 			}
@@ -143,7 +144,7 @@ func addCell(cells []model.IssueCell, e *model.Event, class model.IssueClass) []
 		}
 	}
 	return append(cells, model.IssueCell{GroupID: e.Facts.GroupID, Class: class, Version: v, Bucket: d,
-		Count: 1, LastTime: e.Timestamp, LastID: e.ID, Last: e.Facts.Issue})
+		Count: 1, FirstTime: e.Timestamp, LastTime: e.Timestamp, LastID: e.ID, Last: e.Facts.Issue})
 }
 
 // sessionEvent is what a session actor is told of e, from its derived facts: only a foreground

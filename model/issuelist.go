@@ -14,8 +14,10 @@ type GroupRow struct {
 	Count uint64
 	// Percentage is Count's share of all rows' counts, rounded to two decimals.
 	Percentage float64
-	// LastTime and LastID are the group's latest event in the window; Last is its display and
-	// LastClass its class (the errorGroups error_type).
+	// FirstTime is when the group was first seen in the window. LastTime and LastID are its
+	// latest event; Last is that event's display and LastClass its class (errorGroups'
+	// error_type).
+	FirstTime int64
 	LastTime  int64
 	LastID    uuid.UUID
 	Last      IssueDisplay
@@ -38,12 +40,13 @@ func MergeGroups(cells []IssueCell) []GroupRow {
 		j, ok := idx[c.GroupID]
 		if !ok {
 			idx[c.GroupID] = len(rows)
-			rows = append(rows, GroupRow{ID: c.GroupID, Count: c.Count, LastTime: c.LastTime,
+			rows = append(rows, GroupRow{ID: c.GroupID, Count: c.Count, FirstTime: c.FirstTime, LastTime: c.LastTime,
 				LastID: c.LastID, Last: c.Last, LastClass: c.Class})
 			continue
 		}
 		r := &rows[j]
 		r.Count += c.Count
+		r.FirstTime = min(r.FirstTime, c.FirstTime)
 		if c.LastTime > r.LastTime || c.LastTime == r.LastTime && uuidLess(r.LastID, c.LastID) {
 			r.LastTime, r.LastID, r.Last, r.LastClass = c.LastTime, c.LastID, c.Last, c.Class
 		}

@@ -156,7 +156,8 @@ func (q *IssueQuery) MatchIssue(e *Event) bool {
 }
 
 // IssueCell is the aggregate of a group's events of one class and one version in one time
-// bucket: how many, and the latest of them (by timestamp, then event id) with its display.
+// bucket: how many, when the first was seen, and the latest of them (by timestamp, then event
+// id) with its display.
 // Group lists and plots are sums of cells; the app actor keeps day cells live and a store
 // computes cells for any filter, so both answers come from the same merge (MergeGroups).
 type IssueCell struct {
@@ -165,11 +166,12 @@ type IssueCell struct {
 	Version AppVersion
 	// Bucket is the start (Unix ns, BucketStart) of the cell's bucket; 0 when the query asked
 	// for one bucket over the whole window.
-	Bucket   int64
-	Count    uint64
-	LastTime int64
-	LastID   uuid.UUID
-	Last     IssueDisplay
+	Bucket    int64
+	Count     uint64
+	FirstTime int64 // the earliest event's timestamp (first seen)
+	LastTime  int64
+	LastID    uuid.UUID
+	Last      IssueDisplay
 }
 
 // Later says whether (t, id) is after the cell's latest event: the order that picks the

@@ -840,6 +840,7 @@ type IssueCell struct {
 	FileName      string                 `protobuf:"bytes,11,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
 	LineNumber    int32                  `protobuf:"varint,12,opt,name=line_number,json=lineNumber,proto3" json:"line_number,omitempty"`
 	Severity      string                 `protobuf:"bytes,13,opt,name=severity,proto3" json:"severity,omitempty"`
+	FirstTime     int64                  `protobuf:"varint,14,opt,name=first_time,json=firstTime,proto3" json:"first_time,omitempty"` // the earliest event's time (first seen)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -963,6 +964,13 @@ func (x *IssueCell) GetSeverity() string {
 		return x.Severity
 	}
 	return ""
+}
+
+func (x *IssueCell) GetFirstTime() int64 {
+	if x != nil {
+		return x.FirstTime
+	}
+	return 0
 }
 
 // JourneyUpdate tells an app actor a session's first moves between screens and the screens
@@ -1818,7 +1826,7 @@ const file_messages_proto_rawDesc = "" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xf8\x02\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\x97\x03\n" +
 	"\tIssueCell\x12\x19\n" +
 	"\bgroup_id\x18\x01 \x01(\tR\agroupId\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\rR\x05class\x12-\n" +
@@ -1835,7 +1843,9 @@ const file_messages_proto_rawDesc = "" +
 	"\tfile_name\x18\v \x01(\tR\bfileName\x12\x1f\n" +
 	"\vline_number\x18\f \x01(\x05R\n" +
 	"lineNumber\x12\x1a\n" +
-	"\bseverity\x18\r \x01(\tR\bseverity\"\x88\x01\n" +
+	"\bseverity\x18\r \x01(\tR\bseverity\x12\x1d\n" +
+	"\n" +
+	"first_time\x18\x0e \x01(\x03R\tfirstTime\"\x88\x01\n" +
 	"\rJourneyUpdate\x12-\n" +
 	"\x05moves\x18\x01 \x03(\v2\x17.svc.actors.JourneyMoveR\x05moves\x120\n" +
 	"\x06issues\x18\x02 \x03(\v2\x18.svc.actors.JourneyIssueR\x06issues\x12\x16\n" +

@@ -332,6 +332,9 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 			}
 			c := &cells[i]
 			c.Count++
+			if !ok || ts < c.FirstTime {
+				c.FirstTime = ts
+			}
 			if !ok || c.Later(ts, e.ID) {
 				c.LastTime, c.LastID = ts, e.ID
 				d := &e.Facts.Issue

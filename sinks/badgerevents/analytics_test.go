@@ -132,10 +132,11 @@ func refCells(evs []model.Event, q *model.IssueQuery, by model.Cells) []model.Is
 		}
 		c := m[k]
 		if c == nil {
-			c = &model.IssueCell{GroupID: k.g, Class: k.c, Version: k.v, Bucket: k.b, LastTime: math.MinInt64}
+			c = &model.IssueCell{GroupID: k.g, Class: k.c, Version: k.v, Bucket: k.b, FirstTime: math.MaxInt64, LastTime: math.MinInt64}
 			m[k] = c
 		}
 		c.Count++
+		c.FirstTime = min(c.FirstTime, e.Timestamp)
 		if c.Later(e.Timestamp, e.ID) {
 			c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
 		}

@@ -64,7 +64,7 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 	}
 	keySQL := "group_id, toUInt8(" + classSQL + ") AS class, app_version, app_build, " + bucket + " AS bucket"
 	var q query
-	q.sql("SELECT " + keySQL + ", " + distinctSQL("id") + ", max(timestamp) FROM events WHERE ")
+	q.sql("SELECT " + keySQL + ", " + distinctSQL("id") + ", min(timestamp), max(timestamp) FROM events WHERE ")
 	issueFilter(&q, iq)
 	q.sql(" GROUP BY group_id, class, app_version, app_build, bucket")
 	out := []model.IssueCell{}
@@ -73,7 +73,7 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 	err := s.each(ctx, &q, func(scan func(...any) error) error {
 		var c model.IssueCell
 		var class uint8
-		if err := scan(&c.GroupID, &class, &c.Version.Name, &c.Version.Code, &c.Bucket, &c.Count, &c.LastTime); err != nil {
+		if err := scan(&c.GroupID, &class, &c.Version.Name, &c.Version.Code, &c.Bucket, &c.Count, &c.FirstTime, &c.LastTime); err != nil {
 			return err
 		}
 		c.Class = model.IssueClass(class)

@@ -457,10 +457,11 @@ func wantCells(events []model.Event, q *model.IssueQuery, by model.Cells) []mode
 		k := key{e.Facts.GroupID, model.ClassOf(e.Type, &e.Facts), model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}, bucketOf(e.Timestamp, by)}
 		c := m[k]
 		if c == nil {
-			c = &model.IssueCell{GroupID: k.g, Class: k.c, Version: k.v, Bucket: k.b, LastTime: math.MinInt64}
+			c = &model.IssueCell{GroupID: k.g, Class: k.c, Version: k.v, Bucket: k.b, FirstTime: math.MaxInt64, LastTime: math.MinInt64}
 			m[k] = c
 		}
 		c.Count++
+		c.FirstTime = min(c.FirstTime, e.Timestamp)
 		if c.Later(e.Timestamp, e.ID) {
 			c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
 		}

@@ -45,10 +45,11 @@ func expectIssueCells(rows []model.Event, q *model.IssueQuery, by model.Cells) [
 		}
 		c := cells[k]
 		if c == nil {
-			c = &model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket, LastTime: e.Timestamp, LastID: e.ID, Last: e.Facts.Issue}
+			c = &model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket, FirstTime: e.Timestamp, LastTime: e.Timestamp, LastID: e.ID, Last: e.Facts.Issue}
 			cells[k] = c
 		}
 		c.Count++
+		c.FirstTime = min(c.FirstTime, e.Timestamp)
 		if c.Later(e.Timestamp, e.ID) {
 			c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
 		}

@@ -49,32 +49,32 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 		// G1 has 3 crashes in 1.0 (10): e4, e7 and e9, the latest e9. e14 was written three
 		// times and counts once.
 		cells(t, model.IssueQuery{EventFilter: win}, model.Cells{}, []model.IssueCell{
-			{GroupID: G1, Class: model.ClassCrash, Version: vA, Count: 3, LastTime: T1 + sec, LastID: id(9), Last: g1(44)},
-			{GroupID: G1, Class: model.ClassCrash, Version: vB, Count: 1, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
-			{GroupID: G1, Class: model.ClassCrash, Version: vB2, Count: 1, LastTime: T1 + 21*sec, LastID: id(16), Last: g1(46)},
-			{GroupID: H1, Class: model.ClassHandled, Version: vB, Count: 1, LastTime: T1 + 11*sec, LastID: id(12), Last: h1},
-			{GroupID: A1, Class: model.ClassANR, Version: vA, Count: 1, LastTime: T1 + 2*sec, LastID: id(10), Last: a1},
+			{GroupID: G1, Class: model.ClassCrash, Version: vA, Count: 3, FirstTime: T0 - 30*sec, LastTime: T1 + sec, LastID: id(9), Last: g1(44)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vB, Count: 1, FirstTime: T1 + 13*sec, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vB2, Count: 1, FirstTime: T1 + 21*sec, LastTime: T1 + 21*sec, LastID: id(16), Last: g1(46)},
+			{GroupID: H1, Class: model.ClassHandled, Version: vB, Count: 1, FirstTime: T1 + 11*sec, LastTime: T1 + 11*sec, LastID: id(12), Last: h1},
+			{GroupID: A1, Class: model.ClassANR, Version: vA, Count: 1, FirstTime: T1 + 2*sec, LastTime: T1 + 2*sec, LastID: id(10), Last: a1},
 		})
 		// e7 on the last nanosecond of March is in March's bucket.
 		cells(t, model.IssueQuery{EventFilter: win, Classes: crash}, model.Cells{Bucketed: true, By: model.PlotMonths}, []model.IssueCell{
-			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: march, Count: 2, LastTime: T0, LastID: id(7), Last: g1(43)},
-			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: april, Count: 1, LastTime: T1 + sec, LastID: id(9), Last: g1(44)},
-			{GroupID: G1, Class: model.ClassCrash, Version: vB, Bucket: april, Count: 1, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
-			{GroupID: G1, Class: model.ClassCrash, Version: vB2, Bucket: april, Count: 1, LastTime: T1 + 21*sec, LastID: id(16), Last: g1(46)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: march, Count: 2, FirstTime: T0 - 30*sec, LastTime: T0, LastID: id(7), Last: g1(43)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: april, Count: 1, FirstTime: T1 + sec, LastTime: T1 + sec, LastID: id(9), Last: g1(44)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vB, Bucket: april, Count: 1, FirstTime: T1 + 13*sec, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vB2, Bucket: april, Count: 1, FirstTime: T1 + 21*sec, LastTime: T1 + 21*sec, LastID: id(16), Last: g1(46)},
 		})
 		// [T0-30s, T0): e4 on From is in, e7 on To is out.
 		cells(t, model.IssueQuery{EventFilter: model.EventFilter{App: C, From: T0 - 30*sec, To: T0}}, model.Cells{Bucketed: true, By: model.PlotDays}, []model.IssueCell{
-			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: mar31, Count: 1, LastTime: T0 - 30*sec, LastID: id(4), Last: g1(42)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: mar31, Count: 1, FirstTime: T0 - 30*sec, LastTime: T0 - 30*sec, LastID: id(4), Last: g1(42)},
 		})
 		// Only e14 is of 2.0 (20) and a crash; the UD filter leaves S1's events.
 		cells(t, model.IssueQuery{EventFilter: model.EventFilter{App: C, From: win.From, To: win.To, Versions: []model.AppVersion{vB}}, Classes: crash}, model.Cells{}, []model.IssueCell{
-			{GroupID: G1, Class: model.ClassCrash, Version: vB, Count: 1, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vB, Count: 1, FirstTime: T1 + 13*sec, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
 		})
 		cells(t, model.IssueQuery{EventFilter: model.EventFilter{App: C, From: win.From, To: win.To, UD: mustUD(t, udCmp("plan", "string", "eq", `"pro"`))}}, model.Cells{}, []model.IssueCell{
-			{GroupID: G1, Class: model.ClassCrash, Version: vA, Count: 2, LastTime: T0, LastID: id(7), Last: g1(43)},
+			{GroupID: G1, Class: model.ClassCrash, Version: vA, Count: 2, FirstTime: T0 - 30*sec, LastTime: T0, LastID: id(7), Last: g1(43)},
 		})
 		cells(t, model.IssueQuery{EventFilter: win, Severities: []string{"handled"}}, model.Cells{}, []model.IssueCell{
-			{GroupID: H1, Class: model.ClassHandled, Version: vB, Count: 1, LastTime: T1 + 11*sec, LastID: id(12), Last: h1},
+			{GroupID: H1, Class: model.ClassHandled, Version: vB, Count: 1, FirstTime: T1 + 11*sec, LastTime: T1 + 11*sec, LastID: id(12), Last: h1},
 		})
 	})
 
