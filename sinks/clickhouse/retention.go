@@ -113,7 +113,7 @@ func usageQuery() (string, error) {
 		return " WHERE app_id = toUUID(?) AND " + ts + " >= ? AND " + ts + " < ?" +
 			" AND time >= toDateTime(?) AND time <= toDateTime(?)"
 	}
-	return "SELECT m, uniqExactIf(s, s != toUUID('00000000-0000-0000-0000-000000000000')), countIf(k = 0), countIf(k = 1), sum(b) FROM (" +
+	return "SELECT m, uniqExactIf(toString(s), s != toUUID('00000000-0000-0000-0000-000000000000')), countIf(k = 0), countIf(k = 1), sum(b) FROM (" +
 		"SELECT 0 AS k, any(toYYYYMM(time, 'UTC')) AS m, any(session_id) AS s, any(" + ev + ") AS b FROM events" +
 		where("timestamp") + " GROUP BY id" +
 		" UNION ALL " +
