@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/http/httpx"
@@ -54,6 +55,30 @@ type Events struct {
 	UploadTTL         time.Duration // lifetime of attachment upload URLs
 	// RetryAfter is what 503 answers tell SDKs to wait.
 	RetryAfter time.Duration
+	// Stages, when set, times each step of an accepted request (NewStageMetrics), so operators
+	// see where ingest latency goes.
+	Stages *prometheus.HistogramVec
+}
+
+// NewStageMetrics registers svc_ingest_stage_seconds{stage} on reg: the time PUT /events spends
+// in each step (gate_begin, read_decode, blobs, check_sessions, spool_append, gate_accept,
+// distribute, respond).
+func NewStageMetrics(reg prometheus.Registerer) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "svc_ingest_stage_seconds",
+		Help:    "Time PUT /events spends in each step of an accepted request.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}, []string{"stage"})
+	reg.MustRegister(h)
+	return h
+}
+
+// lap observes the time since *t under stage and moves *t to now.
+func (h *Events) lap(stage string, t *time.Time) {
+	if h.Stages == nil {
+		return
+	}
+	now := time.Now()
+	h.Stages.WithLabelValues(stage).Observe(now.Sub(*t).Seconds())
+	*t = now
 }
 
 func (h *Events) limits() (int64, int64) {
@@ -135,7 +160,9 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	t := time.Now()
 	state, info, err := h.Gate.Begin(app.ID, req)
+	h.lap("gate_begin", &t)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -176,6 +203,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		kind = recordJSON
 	}
+	h.lap("read_decode", &t)
 	if err != nil {
 		h.refuse(w, r, err)
 		return
@@ -187,30 +215,37 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	h.lap("blobs", &t)
 	if err := h.Actors.CheckSessions(r.Context(), app.ID, batch.Events); err != nil {
 		h.refuse(w, r, err)
 		return
 	}
+	h.lap("check_sessions", &t)
 
 	rec := &spool.Record{AppID: app.ID, RequestID: req, Kind: kind, Body: record}
 	if err := h.Spool.Append(rec); err != nil {
 		h.fail(w, r, err)
 		return
 	}
+	h.lap("spool_append", &t)
 	gi := gateInfoOf(&batch, multi)
 	gb, _ := json.Marshal(gi)
 	if err := h.Gate.Accept(app.ID, req, gb); err != nil {
 		// The batch is durable in the spool; replay marks the id accepted if this node dies.
 		h.Log.Warn("request id not recorded; a retry may be processed again", "error", err.Error())
 	}
+	h.lap("gate_accept", &t)
 	accepted = true
 	h.Actors.Distribute(app.ID, batch.Events, batch.Spans, rec.Seq, len(record), false)
+	h.lap("distribute", &t)
 
 	if multi {
 		httpx.JSON(w, http.StatusAccepted, map[string]string{"ok": "accepted"})
+		h.lap("respond", &t)
 		return
 	}
 	h.answerUploads(w, r, app.ID, gi.Attachments)
+	h.lap("respond", &t)
 }
 
 func gateInfoOf(b *model.Batch, multi bool) gateInfo {

@@ -252,7 +252,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0),
 		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
-		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL}
+		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL, Stages: ingest.NewStageMetrics(reg)}
 	if len(recs) > 0 {
 		ne, ns, err := events.Replay(ctx, recs)
 		if err != nil {
