@@ -1,8 +1,12 @@
 package actors
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -18,8 +22,16 @@ import (
 type FlushItem struct {
 	Events  []model.Event
 	Spans   []model.Span
+	Blobs   []Blob // inline attachment bytes of the batch, written before its rows
 	Seq     uint64
 	BodyLen int
+}
+
+// Blob is an attachment's bytes that came inline in a batch, and the blob store key they go to.
+// The spool record holds them too, so writing them after the acknowledgement loses nothing.
+type Blob struct {
+	Key   string
+	Bytes []byte
 }
 
 // Acker is told which spool records are stored (spool.Spool implements it).
@@ -30,6 +42,8 @@ type FlushOptions struct {
 	MaxRows  int           // flush when this many rows are held; default 50,000
 	Interval time.Duration // flush what is held at least this often; default 1 s
 	Timeout  time.Duration // one store write; default 60 s
+	// Blobs receives inline attachment bytes; without it they are dropped (tests of rows only).
+	Blobs sinks.BlobStore
 }
 
 type flushTick struct{}
@@ -59,6 +73,7 @@ type flusher struct {
 
 	events  []model.Event
 	spans   []model.Span
+	blobs   []Blob
 	acks    []pendingAck
 	last    time.Time
 	backoff time.Duration
@@ -131,6 +146,7 @@ func (f *flusher) Receive(ctx actor.Context) {
 	case *FlushItem:
 		f.events = append(f.events, m.Events...)
 		f.spans = append(f.spans, m.Spans...)
+		f.blobs = append(f.blobs, m.Blobs...)
 		f.acks = append(f.acks, pendingAck{m.Seq, m.BodyLen})
 		f.m.Held.Set(float64(f.rows()))
 		if f.rows() >= f.opts.MaxRows && time.Now().After(f.retryAt) {
@@ -183,14 +199,18 @@ func (f *flusher) flush() error {
 	}
 	clear(f.events) // drop references so the GC can reclaim the rows' strings
 	clear(f.spans)
-	f.events, f.spans, f.acks = f.events[:0], f.spans[:0], f.acks[:0]
+	clear(f.blobs)
+	f.events, f.spans, f.blobs, f.acks = f.events[:0], f.spans[:0], f.blobs[:0], f.acks[:0]
 	f.m.Held.Set(0)
 	return nil
 }
 
-// write stores every held row. Rows already written by an earlier, failed attempt are written
-// again; the store's idempotency absorbs them.
+// write stores every held blob, then every held row. What an earlier, failed attempt wrote is
+// written again; blob puts and the store's writes are idempotent.
 func (f *flusher) write() error {
+	if err := f.writeBlobs(); err != nil {
+		return err
+	}
 	for i := 0; i < len(f.events); i += f.opts.MaxRows {
 		ctx, cancel := context.WithTimeout(context.Background(), f.opts.Timeout)
 		err := f.store.WriteEvents(ctx, f.events[i:min(i+f.opts.MaxRows, len(f.events))])
@@ -206,6 +226,34 @@ func (f *flusher) write() error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeBlobs puts the held inline attachments, several at once (each costs the blob store's
+// syncs); every goroutine ends with its put.
+func (f *flusher) writeBlobs() error {
+	if f.opts.Blobs == nil || len(f.blobs) == 0 {
+		return nil
+	}
+	const parallel = 8
+	errs := make([]error, len(f.blobs))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := range f.blobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ctx, cancel := context.WithTimeout(context.Background(), f.opts.Timeout)
+			defer cancel()
+			b := &f.blobs[i]
+			errs[i] = f.opts.Blobs.Put(ctx, b.Key, bytes.NewReader(b.Bytes), int64(len(b.Bytes)))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store inline attachments: %w", err)
 	}
 	return nil
 }

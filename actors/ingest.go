@@ -82,6 +82,12 @@ func (in *Ingest) CheckSessions(ctx context.Context, app uuid.UUID, events []mod
 // Distribute tells the actors about a batch that is durable in the spool record seq. replay
 // says it comes from the spool at start-up (the app actor's rebuild counts it, not the batch).
 func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.Span, seq uint64, bodyLen int, replay bool) {
+	in.DistributeWithBlobs(app, events, spans, nil, seq, bodyLen, replay)
+}
+
+// DistributeWithBlobs is Distribute for a batch with inline attachment bytes, which the flusher
+// writes to the blob store before the batch's rows.
+func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans []model.Span, blobs []Blob, seq uint64, bodyLen int, replay bool) {
 	appID := app.String()
 	summary := &actorpb.AppBatch{Events: uint32(len(events)), Spans: uint32(len(spans)), Types: map[string]uint32{}, Replay: replay}
 	// The derived facts are computed here, once per event, and travel with the events to the
@@ -124,7 +130,7 @@ func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.
 		summary.First, summary.Last = widen(summary.First, summary.Last, spans[i].StartTime)
 	}
 	in.Dir.Tell(KindApp, appID, summary)
-	in.Root.Send(in.Flusher, &FlushItem{Events: events, Spans: spans, Seq: seq, BodyLen: bodyLen})
+	in.Root.Send(in.Flusher, &FlushItem{Events: events, Spans: spans, Blobs: blobs, Seq: seq, BodyLen: bodyLen})
 }
 
 // addCell counts an issue event into the batch's day cells (a batch holds few issues, so a

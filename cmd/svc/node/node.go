@@ -235,7 +235,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 	n.Actors = actors.NewSystem(log)
 	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
 	n.flusher = n.Actors.AS.Root.Spawn(actors.NewFlusher(n.Events, sp,
-		actors.FlushOptions{MaxRows: cfg.FlushRows, Interval: cfg.FlushInterval}, actors.NewFlushMetrics(reg), log))
+		actors.FlushOptions{MaxRows: cfg.FlushRows, Interval: cfg.FlushInterval, Blobs: n.Blobs}, actors.NewFlushMetrics(reg), log))
 	n.closers = append(n.closers, func() error {
 		// Stopping flushes what the flusher holds; what fails stays in the spool for the next start.
 		return n.Actors.AS.Root.PoisonFuture(n.flusher).Wait()
