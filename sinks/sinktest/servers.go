@@ -268,8 +268,11 @@ func StartPostgres(dir string) (*Server, error) {
 			}
 			return nil
 		},
-		// SIGINT is PostgreSQL's fast shutdown: no waiting for clients to leave.
+		// pg_ctl's fast shutdown signals the postmaster itself: as root, cmd is runuser, which
+		// does not always pass a signal on, and a postmaster left behind outlived its data
+		// directory. SIGINT (fast shutdown too) follows for the non-root case.
 		stop: func(cmd *exec.Cmd) error {
+			_ = run("pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop").Run()
 			_ = cmd.Process.Signal(syscall.SIGINT)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
