@@ -61,7 +61,7 @@ func (a *API) live(r *http.Request, q *actorpb.LiveQuery) (*actorpb.LiveReply, b
 func versionProtos(vs []model.AppVersion) []*actorpb.Version {
 	out := make([]*actorpb.Version, len(vs))
 	for i, v := range vs {
-		out[i] = &actorpb.Version{Name: v.Name, Code: v.Code}
+		out[i] = actors.VersionProto(v)
 	}
 	return out
 }
@@ -314,16 +314,25 @@ func (a *API) path(class model.IssueClass) http.HandlerFunc {
 	}
 }
 
-// journey serves GET /apps/{id}/journey: live for whole-day windows, else from the store.
-func (a *API) journey(w http.ResponseWriter, r *http.Request) {
-	app := appOf(r.Context())
-	p, f, ok := a.requestFilter(w, r, false)
+// journeyParams reads a journey request: its filter and bigraph (default 1).
+func (a *API) journeyParams(w http.ResponseWriter, r *http.Request, lists bool) (model.EventFilter, bool, bool) {
+	p, f, ok := a.requestFilter(w, r, lists)
 	if !ok {
-		return
+		return f, false, false
 	}
 	bigraph, err := p.flag("bigraph", true)
 	if err != nil {
 		a.fail(w, "read bigraph", err)
+		return f, false, false
+	}
+	return f, bigraph, true
+}
+
+// journey serves GET /apps/{id}/journey: live for whole-day windows, else from the store.
+func (a *API) journey(w http.ResponseWriter, r *http.Request) {
+	app := appOf(r.Context())
+	f, bigraph, ok := a.journeyParams(w, r, false)
+	if !ok {
 		return
 	}
 	g := model.NewJourneyGraph()
@@ -333,7 +342,7 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	}
 	if by == "store" {
 		keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
-		err = a.Analytics.SessionWalks(r.Context(), &model.WalkQuery{App: app.ID, From: f.From, To: f.To},
+		err := a.Analytics.SessionWalks(r.Context(), &model.WalkQuery{App: app.ID, From: f.From, To: f.To},
 			func(_ uuid.UUID, events []model.WalkEvent) error {
 				g.AddSessionWalk(events, keep, "")
 				return nil
@@ -357,16 +366,12 @@ func (a *API) groupJourney(class model.IssueClass) http.HandlerFunc {
 			return
 		}
 		app := appOf(r.Context())
-		p, f, ok := a.requestFilter(w, r, true)
+		f, bigraph, ok := a.journeyParams(w, r, true)
 		if !ok {
 			return
 		}
-		bigraph, err := p.flag("bigraph", true)
-		if err != nil {
-			a.fail(w, "read bigraph", err)
-			return
-		}
 		var only map[uuid.UUID]bool
+		var err error
 		if !f.Unfiltered() {
 			if only, err = a.issueSessions(r.Context(), &model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}, GroupID: group}); err != nil {
 				a.internal(w, "query journey sessions", err)
