@@ -10,7 +10,7 @@ import (
 )
 
 // System is the node's actor system. It wraps protoactor so the rest of svc depends on this
-// package, not on protoactor, whose upstream is quiet (DESIGN.md §8).
+// package, not on protoactor, whose upstream is quiet (docs/architecture.md, "Dependency traps").
 type System struct {
 	AS  *actor.ActorSystem
 	log *slog.Logger

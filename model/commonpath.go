@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the common path (DESIGN.md §7).
+// Limits of the common path (docs/architecture.md, "Algorithms").
 const (
 	MaxPathSessions = 50 // the most recent sessions with the group
 	MaxPathSteps    = 50 // the last events of each, up to the issue

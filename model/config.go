@@ -7,7 +7,7 @@ import (
 )
 
 // SDKConfig is the configuration GET /config serves to an app's SDK. Sampling rates are
-// percentages (0–100, DESIGN.md §7); durations and intervals are seconds.
+// percentages (0–100, docs/architecture.md, "Algorithms"); durations and intervals are seconds.
 type SDKConfig struct {
 	MaxEventsInBatch          int      `json:"max_events_in_batch"`
 	CrashTimelineDuration     int      `json:"crash_timeline_duration"`
@@ -29,7 +29,7 @@ type SDKConfig struct {
 	HTTPBlockedHeaders        []string `json:"http_blocked_headers"`
 }
 
-// DefaultSDKConfig is an app's configuration until someone changes it (DESIGN.md §7).
+// DefaultSDKConfig is an app's configuration until someone changes it (docs/architecture.md, "Algorithms").
 func DefaultSDKConfig() SDKConfig {
 	return SDKConfig{
 		MaxEventsInBatch:          10000,

@@ -23,7 +23,7 @@ import (
 // shared arena, interns the attribute strings that repeat across a batch, and costs no new
 // module. See BenchmarkDecodeBatch for the numbers.
 //
-// Decisions where the spec, DESIGN §6 and the real SDK bodies (shared/fixtures/measure) disagree.
+// Decisions where the spec, the facts of docs/architecture.md ("What real SDKs send") and the real SDK bodies (testdata/sdk) disagree.
 // Every fixture batch must be accepted unmodified, so the fixtures win over the letter of the
 // spec; each decision is also noted where it is enforced.
 //   - attachments: absent, null or [] (spec: required array). size and path are kept
@@ -569,7 +569,7 @@ func (d *decoder) event(e *Event) error {
 				return underField(err, "timestamp")
 			}
 			have |= hasTimestamp
-		case "timestampInMillis": // legacy duplicate of timestamp (DESIGN §6): checked, not used
+		case "timestampInMillis": // legacy duplicate of timestamp (docs/architecture.md, "What real SDKs send"): checked, not used
 			if null, err := s.isNull(); !null {
 				if err != nil {
 					return underField(err, "timestampInMillis")

@@ -4,7 +4,7 @@ package model
 // (DeriveFacts) and stored with it. Each is the zero value on kinds it does not apply to.
 type EventFacts struct {
 	GroupID    string  // GroupOf's id (32 lowercase hex) of an exception or anr; "" otherwise
-	Fatal      bool    // an exception that is a crash (DESIGN.md §7); never an anr
+	Fatal      bool    // an exception that is a crash (docs/architecture.md, "Algorithms"); never an anr
 	Foreground bool    // the foreground member of an exception or anr: the app was visible
 	Screen     string  // the screen the event shows (FactsOf)
 	LaunchKind string  // cold, warm or hot for a launch with a usable duration; "" otherwise

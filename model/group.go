@@ -15,7 +15,7 @@ const (
 	FrameworkJS    = "js"
 )
 
-// Group is the identity and display of a crash, handled-exception or ANR group (DESIGN.md §7).
+// Group is the identity and display of a crash, handled-exception or ANR group (docs/architecture.md, "Algorithms").
 // Events with the same ID belong to the same group; the display fields are those of one event
 // (the app actor keeps the latest event's).
 type Group struct {
@@ -29,7 +29,7 @@ type Group struct {
 	MethodName string
 	FileName   string
 	LineNumber int
-	// Fatal is the crash rule of DESIGN.md §7 (IsFatal); always false for an ANR.
+	// Fatal is the crash rule of docs/architecture.md ("Algorithms") (IsFatal); always false for an ANR.
 	Fatal bool
 	// Severity is exception.severity as sent, else "fatal" or "handled" from the legacy handled
 	// flag; empty for an ANR.
@@ -46,7 +46,7 @@ func (g *Group) Title() string {
 
 // GroupOf computes the group of an exception or anr event from its Payload. ok is false for any
 // other kind and for a payload that is not a JSON object. The framework rules are those of
-// DESIGN.md §7:
+// docs/architecture.md ("Algorithms"):
 //
 //   - jvm and every ANR: the innermost exception (last of exceptions) and its first frame;
 //   - apple: type is exceptions[0].signal, the frame is the first in_app frame across all
@@ -123,7 +123,7 @@ func GroupOf(e *Event) (Group, bool) {
 	return g, true
 }
 
-// fingerprint is the lowercase hex MD5 of the group key of DESIGN.md §7.
+// fingerprint is the lowercase hex MD5 of the group key of docs/architecture.md ("Algorithms").
 func fingerprint(typ, msg, method, file string, withMsg bool) string {
 	var stack [256]byte
 	b := append(stack[:0], typ...)

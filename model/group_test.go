@@ -28,7 +28,7 @@ func compactFixture(tb testing.TB, name string) []byte {
 }
 
 // TestGroupOfFragments checks every exception/anr body fixture against the fingerprint string
-// DESIGN.md §7 gives for it, written out by hand from the fixture text.
+// docs/architecture.md ("Algorithms") gives for it, written out by hand from the fixture text.
 func TestGroupOfFragments(t *testing.T) {
 	cases := []struct {
 		file, kind string

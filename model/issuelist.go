@@ -26,7 +26,7 @@ type GroupRow struct {
 
 // MergeGroups merges cells into one row per group id, whatever their class, version or
 // bucket: counts add up and the latest event (IssueCell.Later) gives the display. Rows are
-// ordered by count descending, then latest event descending, then id (DESIGN.md §7).
+// ordered by count descending, then latest event descending, then id (docs/architecture.md, "Algorithms").
 func MergeGroups(cells []IssueCell) []GroupRow {
 	idx := make(map[string]int, len(cells))
 	var rows []GroupRow
@@ -127,7 +127,7 @@ func PageGroups(rows []GroupRow, keyID string, limit int) ([]GroupRow, Page, err
 // distinct moves than this counts no further new ones (in live answers and store answers alike).
 const MaxWalkEdges = 500
 
-// Walk follows one session's screens in time order for journeys (DESIGN.md §7): a move from
+// Walk follows one session's screens in time order for journeys (docs/architecture.md, "Algorithms"): a move from
 // one screen to the next counts once per session, on its first occurrence; repeats of a screen
 // are no move. The session actor keeps a Walk live and store queries replay one per session,
 // so both count the same moves at the same times.

@@ -12,7 +12,7 @@ type stepFields struct {
 }
 
 // journeyKinds says which lifecycle values of which kinds mean "this screen is now shown"
-// (DESIGN.md §7): Android activities and fragments, Apple view controllers and SwiftUI views.
+// (docs/architecture.md, "Algorithms"): Android activities and fragments, Apple view controllers and SwiftUI views.
 var journeyKinds = map[string]map[string]bool{
 	"lifecycle_activity":        {"created": true, "resumed": true},
 	"lifecycle_fragment":        {"attached": true, "resumed": true},
@@ -65,7 +65,7 @@ func FactsOf(e *Event) SessionFacts {
 	return f
 }
 
-// IsFatal is the crash rule of DESIGN.md §7: severity fatal, or no severity and not handled.
+// IsFatal is the crash rule of docs/architecture.md ("Algorithms"): severity fatal, or no severity and not handled.
 func IsFatal(severity *string, handled *bool) bool {
 	if severity != nil {
 		return *severity == "fatal"

@@ -14,7 +14,7 @@ const (
 	JourneyANR   = "anr"
 )
 
-// JourneyGraph accumulates the journey of DESIGN.md §7 incrementally: screen transitions
+// JourneyGraph accumulates the journey of docs/architecture.md ("Algorithms") incrementally: screen transitions
 // counted in sessions, and the crash and ANR groups whose events happened on each screen.
 // Session actors feed it (each deduplicates its own transitions, so that a link counts
 // sessions, not moves); store queries feed it counts; Merge combines graphs. It is not safe for

@@ -12,14 +12,14 @@ const (
 	LaunchHot  = "hot"
 )
 
-// Upper bounds of a counted launch (DESIGN.md §7): longer ones are measurement errors.
+// Upper bounds of a counted launch (docs/architecture.md, "Algorithms"): longer ones are measurement errors.
 const (
 	MaxColdLaunchMs = 30_000
 	MaxWarmLaunchMs = 10_000
 )
 
 // LaunchDuration computes the duration of a cold_launch, warm_launch or hot_launch event in
-// milliseconds (uptimes are integer milliseconds), as DESIGN.md §7 defines it:
+// milliseconds (uptimes are integer milliseconds), as docs/architecture.md ("Algorithms") defines it:
 //
 //   - cold: on_next_draw_uptime − the first non-zero of process_start_requested_uptime,
 //     process_start_uptime, content_provider_attach_uptime; counted when in (0, 30 s];

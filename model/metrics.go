@@ -11,7 +11,7 @@ type AppVersion struct {
 // SessionCounts are the session aggregates of one side of the health metrics: the selected
 // version, or all other versions. A query layer fills them with counts (ClickHouse: uniqIf over
 // session_id); AddSession fills them from per-session facts. A session counts for a version
-// when any of its events (spans excluded) in the window carries that version (DESIGN.md §7).
+// when any of its events (spans excluded) in the window carries that version (docs/architecture.md, "Algorithms").
 type SessionCounts struct {
 	Sessions uint64 // sessions that count for the side
 	// Of those, sessions with a fatal exception event of the side's versions, and with one that
@@ -182,7 +182,7 @@ type SizeMetric struct {
 	NaN             bool  `json:"nan"`
 }
 
-// ComputeMetrics computes the health metrics of DESIGN.md §7 from aggregates. Percentages and
+// ComputeMetrics computes the health metrics of docs/architecture.md ("Algorithms") from aggregates. Percentages and
 // ratios are rounded to 2 decimals (as the reference's SQL round(…, 2)); ratios are computed
 // from the unrounded values. A delta is 1 when the other side has no data at all ("nothing
 // else exists").

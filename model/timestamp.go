@@ -12,7 +12,7 @@ var errTimestampRange = errors.New("outside the range of int64 Unix nanoseconds 
 // ParseTimestamp parses an SDK timestamp into Unix nanoseconds, keeping every digit.
 //
 // Accepted: YYYY-MM-DDTHH:MM:SS, then an optional '.' with 1 to 9 digits, then 'Z' or an offset
-// ±HH:MM. SDKs send 3 (iOS) or 8 (Android) digits and always 'Z' (DESIGN §6). Decisions:
+// ±HH:MM. SDKs send 3 (iOS) or 8 (Android) digits and always 'Z' (docs/architecture.md, "What real SDKs send"). Decisions:
 // no fraction at all is accepted too (a whole second is still an exact instant), more than 9
 // tsDigits are rejected (precision below a nanosecond cannot be kept, and silently dropping it
 // would hide a broken clock format), and a numeric offset is accepted because RFC 3339 allows it.

@@ -18,7 +18,7 @@ import (
 //
 // A node has exactly one of the three members. "value" is a JSON string holding the value's
 // text ("42", "1.5", "true"); a JSON number or boolean is accepted too. Unlike the reference,
-// "and" means and (DESIGN.md §7).
+// "and" means and (docs/architecture.md, "Algorithms").
 
 // Limits of a ud_expression.
 const (

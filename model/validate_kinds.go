@@ -14,7 +14,7 @@ package model
 //     float32/float64 members accept any JSON number within range (SDKs send x: 619 and
 //     x: 619.959 alike).
 //
-// Where the spec marks a member required but the real SDK batches in shared/fixtures omit it,
+// Where the spec marks a member required but the real SDK batches in testdata/sdk omit it,
 // the member is optional here and the line says so ("fixtures omit"): accepting what deployed
 // SDKs send beats the letter of the table, because SDKs drop a batch for good on a 400.
 
@@ -75,7 +75,7 @@ var (
 	deviceTypes        = []string{"phone", "tablet"}
 	osNames            = []string{"android", "ios", "ipados"}
 	attachmentTypes    = []string{"screenshot", "android_method_trace", "layout_snapshot",
-		"layout_snapshot_json"} // the last one is legacy (DESIGN §6) and in the fixtures
+		"layout_snapshot_json"} // the last one is legacy (docs/architecture.md, "What real SDKs send") and in the fixtures
 )
 
 func optStrField(name string) field       { return field{name: name, t: fString} }
@@ -119,7 +119,7 @@ const ErrorObjectMaxBytes = 4096
 var exceptionSchema = &schema{
 	fields: []field{
 		// Spec: handled bool R. Fixtures omit it when they send `severity` (iOS/RN SDKs), and
-		// DESIGN §6 lists `handled` without `severity` as legacy: one of the two must be there.
+		// docs/architecture.md ("What real SDKs send") lists `handled` without `severity` as legacy: one of the two must be there.
 		optField("handled", fBool),
 		optStrField("severity"),
 		{name: "exceptions", t: fArray, req: true, sub: exceptionUnitSchema},
@@ -257,7 +257,7 @@ var memoryUsageAbsoluteSchema = &schema{fields: []field{
 var nameSchema = &schema{fields: []field{reqStrField("name")}}
 
 // kindSchemas maps each event type to the schema of its member. Legacy kinds: bug_report, log,
-// low_memory, navigation (DESIGN §6 and the spec's versioning notes).
+// low_memory, navigation (docs/architecture.md, "What real SDKs send", and the spec's versioning notes).
 var kindSchemas = map[string]*schema{
 	"session_start":             {},
 	"anr":                       anrSchema,

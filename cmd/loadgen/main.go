@@ -1,4 +1,4 @@
-// Command loadgen replays the real SDK batches of shared/fixtures/measure against a running svc
+// Command loadgen replays the recorded SDK batches of testdata/sdk against a running svc
 // node's PUT /events, with fresh ids on every replay so nothing is deduplicated, and reports
 // throughput, latency percentiles and status counts.
 //
@@ -23,9 +23,9 @@ import (
 
 const usage = `usage: loadgen -url URL -key API_KEY [flags]
 
-Replays the batch_*.json bodies of ../shared/fixtures/measure (beside the repository; -dir to
-choose) against PUT /events, round-robin, each with a new svc-req-id and new event, session,
-attachment, span and trace ids (consistent within the batch). Exits 1 when any request fails for
+Replays the batch_*.json bodies of testdata/sdk (in the repository; -dir to choose) against
+PUT /events, round-robin, each with a new svc-req-id and new event, session, attachment, span
+and trace ids (consistent within the batch). Exits 1 when any request fails for
 good or any 5xx other than a retried 503 came back, unless -allow-errors; 2 on bad usage.
 
 flags:
@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var (
 		url          = fs.String("url", "http://localhost:8080", "svc base URL")
 		key          = fs.String("key", os.Getenv("SVC_API_KEY"), "app API key (default $SVC_API_KEY)")
-		dir          = fs.String("dir", "", "folder of batch_*.json bodies (default ../shared/fixtures/measure beside the repository)")
+		dir          = fs.String("dir", "", "folder of batch_*.json bodies (default testdata/sdk of the repository)")
 		match        = fs.String("match", "", "use only fixtures whose file name matches this regular expression")
 		rate         = fs.Float64("rate", 0, "target requests per second; 0 = as fast as possible")
 		concurrency  = fs.Int("concurrency", 8, "workers, each with one request in flight")

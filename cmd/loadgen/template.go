@@ -314,8 +314,7 @@ func (t *Template) checkParts() error {
 	return b.Validate()
 }
 
-// FixturesDir finds ../shared/fixtures/measure beside the repository holding the working
-// directory.
+// FixturesDir finds testdata/sdk of the repository holding the working directory.
 func FixturesDir() (string, error) {
 	dir, err := corpus.Dir()
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Default lifetimes (DESIGN.md §7).
+// Default lifetimes (docs/architecture.md, "Algorithms").
 const (
 	DefaultAccessTTL  = 30 * time.Minute
 	DefaultRefreshTTL = 7 * 24 * time.Hour

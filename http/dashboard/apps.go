@@ -158,7 +158,7 @@ func (a *API) setConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 // ShortFilterCode is the deterministic code of a filter combination: lowercase hex MD5 of the
-// app id and the normalised filters (DESIGN.md §7).
+// app id and the normalised filters (docs/architecture.md, "Algorithms").
 func ShortFilterCode(app string, normalised []byte) string {
 	h := md5.New()
 	h.Write([]byte(app))

@@ -287,7 +287,7 @@ func (a *API) groupPlot(class model.IssueClass) http.HandlerFunc {
 	}
 }
 
-// path serves the common path of a group (DESIGN.md §7).
+// path serves the common path of a group (docs/architecture.md, "Algorithms").
 func (a *API) path(class model.IssueClass) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		group, ok := groupParam(w, r)
@@ -416,7 +416,7 @@ func (a *API) issueSessions(ctx context.Context, q *model.IssueQuery) (map[uuid.
 	}
 }
 
-// metrics serves GET /apps/{id}/metrics (DESIGN.md §7). Only the first of several versions is
+// metrics serves GET /apps/{id}/metrics (docs/architecture.md, "Algorithms"). Only the first of several versions is
 // used, as the spec says.
 func (a *API) metrics(w http.ResponseWriter, r *http.Request) {
 	app := appOf(r.Context())

@@ -76,7 +76,7 @@ func fixtureSeeds(f *testing.F) [][]byte {
 		}
 	}
 	if len(out) == 0 {
-		f.Fatal("no fixtures found beside the repository")
+		f.Fatal("no recorded SDK bodies found in testdata/sdk")
 	}
 	return out
 }

@@ -1,6 +1,6 @@
-// Package corpus finds the recorded SDK request bodies (shared/fixtures/measure) that tests,
-// benchmarks and the load generator replay. It sits apart from package model so that model's
-// own tests can use it.
+// Package corpus finds the recorded SDK request bodies (testdata/sdk at the top of the
+// repository) that tests, fuzz seeds, benchmarks and the load generator replay. It sits apart
+// from package model so that model's own tests can use it.
 package corpus
 
 import (
@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 )
 
-// Dir returns shared/fixtures/measure beside the repository that holds the working directory
-// (CI clones the repository with shared/ next to it).
+// Dir returns testdata/sdk of the module that holds the working directory. Go runs a
+// package's tests in the package's folder, so walking up to go.mod finds it from any test.
 func Dir() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -27,9 +27,9 @@ func Dir() (string, error) {
 		}
 		dir = parent
 	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "measure")
+	fx := filepath.Join(dir, "testdata", "sdk")
 	if _, err := os.Stat(fx); err != nil {
-		return "", fmt.Errorf("corpus: fixtures not found beside the repository: %w", err)
+		return "", fmt.Errorf("corpus: recorded SDK bodies not found: %w", err)
 	}
 	return fx, nil
 }

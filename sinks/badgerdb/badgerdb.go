@@ -25,13 +25,13 @@ const (
 
 // Open opens (creating when needed) the database in dir; an empty dir opens an in-memory
 // database, for unit tests. Options are tuned for a small footprint: the defaults take ~340 MB
-// for a million small keys, these ~130 MB (DESIGN.md §8).
+// for a million small keys, these ~130 MB (docs/architecture.md, "Dependency traps").
 //
 // Writes are synced: a committed transaction is durable. Badger groups concurrent commits into
 // one sync, and the bulk ingest path does not commit per request (it appends to the spool, a
 // plain file with group fdatasync), so the ~750 µs a sync costs is paid per flush, not per event.
 // Unsynced writes with db.Sync() would not be enough: Sync covers only the active memtable's log,
-// not one that rotated out just before (DESIGN.md §8).
+// not one that rotated out just before (docs/architecture.md, "Dependency traps").
 func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 	return open(dir, logger, true)
 }

@@ -134,7 +134,7 @@ func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
 // write commits rows in as many transactions as Badger's size limit needs, then syncs.
 //
 // Durability: Badger here runs without SyncWrites (one fsync per transaction would cap small
-// writers at ~1.3k/s, DESIGN §8), so WriteX ends with one db.Sync() for the whole call. That
+// writers at ~1.3k/s, docs/architecture.md, "Dependency traps"), so WriteX ends with one db.Sync() for the whole call. That
 // syncs the active memtable's WAL and the value log; a memtable that rotated out during the
 // call is durable once Badger flushes it to a table (usually within a second). A process crash
 // loses nothing either way (the data is in the page cache); only an OS crash inside that

@@ -12,7 +12,7 @@ import (
 )
 
 // Column-wise batches: one typed slice per column, filled row by row from the model and
-// appended to the insert batch whole (DESIGN §8: 107k rows/s against 45k row by row). The same
+// appended to the insert batch whole (docs/architecture.md, "Dependency traps": 107k rows/s against 45k row by row). The same
 // structs with one row serve as scan targets for point reads, so the column lists of inserts
 // and selects cannot drift apart.
 

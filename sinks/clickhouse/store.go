@@ -4,7 +4,7 @@
 // Idempotency: the tables are ReplacingMergeTree, whose background merges drop replayed copies
 // eventually; until then a replay is a second physical row, so every read dedupes itself (point
 // reads take one row, counts are uniqExact over the id). Inserts send every column of a batch
-// column-wise in one INSERT (DESIGN §8).
+// column-wise in one INSERT (docs/architecture.md, "Dependency traps").
 package clickhouse
 
 import (
@@ -22,7 +22,7 @@ import (
 )
 
 // Timeouts used when the DSN does not set its own. The read timeout bounds how long a call
-// waits on a silent server (an INSERT … VALUES on 18.16 hangs until it fires, DESIGN §8); an
+// waits on a silent server (an INSERT … VALUES on 18.16 hangs until it fires, docs/architecture.md, "Dependency traps"); an
 // insert of 100k rows answers in about a second, so 30 s leaves ample room.
 const (
 	defaultDialTimeout = 5 * time.Second

@@ -22,12 +22,11 @@ import (
 )
 
 // This file is a deliberately small, TEST-ONLY decoder of the real SDK batches in
-// shared/fixtures/measure. It is not the ingest decoder (that one validates every rule of the
+// testdata/sdk. It is not the ingest decoder (that one validates every rule of the
 // spec and tolerates legacy shapes); it maps the current JSON shape field by field so the store
 // tests run on real rows, and fails the test on anything it does not understand.
 
-// FixturesDir is the recorded SDK corpus (shared/fixtures/measure beside the repository); a
-// missing corpus fails the test.
+// FixturesDir is the recorded SDK corpus (testdata/sdk); a missing corpus fails the test.
 func FixturesDir(tb testing.TB) string {
 	tb.Helper()
 	dir, err := corpus.Dir()

@@ -7,7 +7,7 @@
 // Durability is a group commit: one writer goroutine takes every append that arrived while the
 // previous sync ran, writes them with one write call and one fdatasync, then wakes their callers.
 // On this machine that is ~3.8k requests/s against ~1.3k for a synced Badger transaction each
-// (DESIGN.md §8).
+// (docs/architecture.md, "Dependency traps").
 //
 // On-disk format: segment files NNNNNNNNNNNNNNNNNNNN.seg (the first sequence number, zero
 // padded) holding records `u32 length | u32 crc32c(payload) | payload` where payload is

@@ -167,7 +167,7 @@ func TestTornTail(t *testing.T) {
 }
 
 // BenchmarkAppend measures group commit with 8 concurrent writers of ~58 KB bodies, the shape
-// DESIGN.md §8 measured (a plain append file with group fdatasync ≈ 3.8k requests/s).
+// docs/architecture.md ("Dependency traps") measured (a plain append file with group fdatasync ≈ 3.8k requests/s).
 func BenchmarkAppend(b *testing.B) {
 	s, _, err := Open(b.TempDir(), Options{})
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // versions, sessions with screen walks, crashes of four frameworks, handled exceptions, ANRs,
 // launches and user-defined attributes, as SDK-shaped JSON batches. Every event carries its
 // truth (class, group, display, screen, launch duration), written by the builder from the rules
-// of DESIGN.md §7 and README "Crash and ANR analytics" — never by calling the server's code —
+// of docs/architecture.md ("Algorithms") and README "Crash and ANR analytics" — never by calling the server's code —
 // so that analytics_truth_test.go can derive every expected answer by hand.
 
 // gVer is an app version: name and code.
@@ -125,7 +125,7 @@ func mod(a, b int64) int64 {
 	return m
 }
 
-// fingerprint is DESIGN.md §7's group id: MD5 of type, then ":message" for js, then
+// fingerprint is the group id of docs/architecture.md, "Algorithms": MD5 of type, then ":message" for js, then
 // ":method" and ":file" when not empty.
 func fingerprint(typ, msg, method, file string, js bool) string {
 	s := typ
@@ -266,7 +266,7 @@ func optU64(v uint64) any {
 }
 
 // coldLaunch: the duration is draw − the first non-zero of requested, process, provider,
-// counted in (0, 30 s] (DESIGN.md §7).
+// counted in (0, 30 s] (docs/architecture.md, "Algorithms").
 func (b *sb) coldLaunch(requested, process, provider, draw uint64) {
 	e := b.add("cold_launch", map[string]any{"process_start_uptime": optU64(process), "process_start_requested_uptime": optU64(requested),
 		"content_provider_attach_uptime": optU64(provider), "on_next_draw_uptime": draw,

@@ -14,7 +14,7 @@ import (
 )
 
 // This file derives the expected answers of the analytics endpoints from the generated truth
-// (analytics_gen_test.go), following README "Crash and ANR analytics" and DESIGN.md §7 — by
+// (analytics_gen_test.go), following README "Crash and ANR analytics" and docs/architecture.md ("Algorithms") — by
 // hand, without the server's model code.
 
 // aq is one analytics query: what the request sends, and what the reference reads.

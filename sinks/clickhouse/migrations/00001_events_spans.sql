@@ -1,6 +1,6 @@
 -- Events and spans: every field of model.Event and model.Span, one column each.
 --
--- SQL here must run on ClickHouse 18.16 and current releases alike (DESIGN §4): no DateTime64,
+-- SQL here must run on ClickHouse 18.16 and current releases alike (docs/architecture.md, "Storage"): no DateTime64,
 -- Map, Bool, LowCardinality, CODEC, TTL or skip indexes. Times are Int64 Unix nanoseconds;
 -- `time` (DateTime, seconds, clamped to its range) exists for partitioning and index ranges.
 -- Booleans are UInt8. User-defined attributes, attachments and checkpoints are parallel arrays.
