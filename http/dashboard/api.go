@@ -233,20 +233,29 @@ func (a *API) appMember(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
+		// An unknown app and another team's app get the same 403, so outsiders cannot tell
+		// which ids exist.
+		hidden := func() { httpx.Error(w, http.StatusForbidden, fmt.Sprintf("app %s is not an app of your teams", id)) }
 		app, err := a.Meta.App(r.Context(), id)
 		if errors.Is(err, sinks.ErrNotFound) {
-			httpx.Error(w, http.StatusNotFound, fmt.Sprintf("app %s does not exist", id))
+			hidden()
 			return
 		}
 		if err != nil {
 			a.internal(w, "read app", err)
 			return
 		}
-		ctx, ok := a.withRole(w, r, app.TeamID)
-		if !ok {
+		rl, err := a.Meta.Role(r.Context(), app.TeamID, userID(r.Context()))
+		if errors.Is(err, sinks.ErrNotFound) {
+			hidden()
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, appKey, app)))
+		if err != nil {
+			a.internal(w, "read role", err)
+			return
+		}
+		ctx := context.WithValue(context.WithValue(r.Context(), roleKey, rl), appKey, app)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

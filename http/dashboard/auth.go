@@ -140,7 +140,8 @@ func (a *API) setCookies(w http.ResponseWriter, access, refresh string) {
 	}
 }
 
-// validateInvite: {valid: true} for a usable invite, 404 for an unknown one, 410 when expired.
+// validateInvite: {valid: true} for a usable invite, 400 for an unknown one (the contract's
+// statuses are 200, 400, 410, 429, 500), 410 when expired.
 func (a *API) validateInvite(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		InviteID string `json:"invite_id"`
@@ -155,7 +156,7 @@ func (a *API) validateInvite(w http.ResponseWriter, r *http.Request) {
 	}
 	inv, err := a.Meta.Invite(r.Context(), id)
 	if errors.Is(err, sinks.ErrNotFound) {
-		httpx.Error(w, http.StatusNotFound, "no such invite")
+		httpx.Error(w, http.StatusBadRequest, "no such invite")
 		return
 	}
 	if err != nil {

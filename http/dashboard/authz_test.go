@@ -202,6 +202,41 @@ func (f *fixture) fill(pattern string) string {
 		"{groupID}", "0123456789abcdef0123456789abcdef").Replace(pattern)
 }
 
+// TestUnknownAppLooksForeign: on every /apps/{appID} route an app id that does not exist and
+// another team's app get the same status and message, so an outsider cannot probe which ids
+// exist.
+func TestUnknownAppLooksForeign(t *testing.T) {
+	f := newFixture(t)
+	unknown := uuid.New()
+	n := 0
+	err := chi.Walk(f.router, func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if !strings.HasPrefix(pattern, "/apps/{appID}") {
+			return nil
+		}
+		n++
+		path := f.fill(strings.TrimSuffix(pattern, "/"))
+		var body any
+		if row, ok := matrix[method+" "+strings.TrimSuffix(pattern, "/")]; ok && row.body != nil {
+			body = row.body(f)
+		}
+		foreignCode, foreign := f.call(t, method, path, f.tokens["outsider"], body)
+		unknownCode, unk := f.call(t, method, strings.Replace(path, f.app.ID.String(), unknown.String(), 1), f.tokens["owner"], body)
+		if foreignCode != http.StatusForbidden || unknownCode != http.StatusForbidden {
+			t.Errorf("%s %s: foreign app %d, unknown app %d; want 403 for both", method, pattern, foreignCode, unknownCode)
+		}
+		if strings.Replace(string(foreign), f.app.ID.String(), unknown.String(), 1) != string(unk) {
+			t.Errorf("%s %s: bodies differ: foreign %s, unknown %s", method, pattern, foreign, unk)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 10 {
+		t.Fatalf("walk found only %d /apps/{appID} routes", n)
+	}
+}
+
 // TestAuthorizationMatrix calls every /teams/… and /apps/… route of the router as each kind of
 // caller. The routes come from the router itself: a new route without a row here fails.
 func TestAuthorizationMatrix(t *testing.T) {

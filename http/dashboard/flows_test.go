@@ -108,7 +108,7 @@ func TestValidateInvite(t *testing.T) {
 		code int
 	}{
 		{map[string]string{"invite_id": f.invite.ID.String()}, 200},
-		{map[string]string{"invite_id": uuid.NewString()}, 404},
+		{map[string]string{"invite_id": uuid.NewString()}, 400},
 		{map[string]string{"invite_id": expired.ID.String()}, 410},
 		{map[string]string{"invite_id": "nope"}, 400},
 		{nil, 400},
@@ -187,7 +187,7 @@ func TestAppSettings(t *testing.T) {
 		{"thresholds set", http.MethodPatch, "/thresholdPrefs", map[string]float64{"error_good_threshold": 99, "error_caution_threshold": 90}, 200, `"error_caution_threshold":90`},
 		{"rename empty", http.MethodPatch, "/rename", map[string]string{"name": " "}, 400, "app name"},
 		{"rename", http.MethodPatch, "/rename", map[string]string{"name": "Shop"}, 200, `"name":"Shop"`},
-		{"unknown app", http.MethodGet, "/../" + uuid.NewString() + "/config", nil, 404, "does not exist"},
+		{"unknown app", http.MethodGet, "/../" + uuid.NewString() + "/config", nil, 403, "not an app of your teams"},
 	}
 	for _, c := range cases {
 		path := app + c.path
