@@ -210,14 +210,9 @@ func TestCrashUnderLoad(t *testing.T) {
 
 var pendingRe = regexp.MustCompile(`(?m)^svc_spool_pending_bytes (\S+)$`)
 
-func spoolPending(t *testing.T, admin string) float64 {
+func spoolPending(t *testing.T, p *proc) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	_, b := p.adminGet(t, "/metrics")
 	m := pendingRe.FindSubmatch(b)
 	if m == nil {
 		t.Fatalf("no svc_spool_pending_bytes in /metrics")
@@ -291,14 +286,14 @@ func TestClickHouseOutage(t *testing.T) {
 		}
 	}
 	if !got503 {
-		t.Fatalf("the spool bound was never reached (pending %v bytes)", spoolPending(t, p.admin))
+		t.Fatalf("the spool bound was never reached (pending %v bytes)", spoolPending(t, p))
 	}
 	if err := ch.Start(); err != nil {
 		t.Fatal(err)
 	}
 	l.drain(t)
 	deadline := time.Now().Add(90 * time.Second)
-	for spoolPending(t, p.admin) > 0 {
+	for spoolPending(t, p) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("spool not drained 90s after ClickHouse returned")
 		}

@@ -40,8 +40,35 @@ func TestMain(m *testing.M) {
 type proc struct {
 	cmd         *exec.Cmd
 	addr, admin string
+	dataDir     string // from --data-dir, for the admin token
 	stderr      *bytes.Buffer
 	exited      chan struct{}
+}
+
+// adminGet GETs path on the admin listener with the node's admin token.
+func (p *proc) adminGet(t *testing.T, path string) (int, []byte) {
+	t.Helper()
+	token, err := os.ReadFile(filepath.Join(p.dataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return getWithToken(t, "http://"+p.admin+path, strings.TrimSpace(string(token)))
+}
+
+// getWithToken GETs url with a bearer token (none when empty).
+func getWithToken(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
 }
 
 var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\S+)\)`)
@@ -69,6 +96,11 @@ func startServe(t *testing.T, env []string, args ...string) *proc {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	for i, a := range args {
+		if a == "--data-dir" && i+1 < len(args) {
+			p.dataDir = args[i+1]
+		}
+	}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -259,16 +291,12 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("wrong admin token: exit %d %q", code2, errOut)
 	}
 
-	resp, err := http.Get("http://" + p.admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	code, metrics := p.adminGet(t, "/metrics")
+	if code != 200 {
+		t.Errorf("/metrics with the admin token: %d", code)
 	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp, err := http.Get("http://" + p.admin + "/debug/pprof/heap"); err != nil || resp.StatusCode != 200 {
-		t.Errorf("heap profile on the admin listener: %v %v", resp, err)
-	} else {
-		resp.Body.Close()
+	if code, _ := p.adminGet(t, "/debug/pprof/heap"); code != 200 {
+		t.Errorf("heap profile on the admin listener: %d", code)
 	}
 	for _, want := range []string{`svc_http_requests_total{code="200",listener="public",method="GET",route="/readyz"}`, "go_goroutines", "process_resident_memory_bytes"} {
 		if !strings.Contains(string(metrics), want) {

@@ -35,7 +35,7 @@ type API struct {
 // Routes mounts the API's routes on r.
 func (a *API) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
-		r.Use(a.requireToken)
+		r.Use(a.RequireToken)
 		r.Post("/admin/users", a.createUser)
 		r.Post("/admin/apps", a.createApp)
 		r.Post("/admin/tokens", a.createToken)
@@ -44,7 +44,10 @@ func (a *API) Routes(r chi.Router) {
 	})
 }
 
-func (a *API) requireToken(next http.Handler) http.Handler {
+// RequireToken admits requests that carry the admin token as a bearer token. The node puts it in
+// front of every path of the admin listener (metrics and profiles too); Prometheus sends it with
+// `authorization: {credentials: …}` in its scrape config.
+func (a *API) RequireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || a.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(a.Token)) != 1 {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
+	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -13,6 +16,20 @@ import (
 	"github.com/svc-dev/svc/actors/actorpb"
 	"github.com/svc-dev/svc/http/httpx"
 )
+
+// Profiles mounts Go's profiles under /debug/pprof/ on r. The command line is shown through
+// redact, so secrets given as flags never leave the process; expvar's /debug/vars, which would
+// show the raw command line, is not served.
+func Profiles(r chi.Router, redact func([]string) []string) {
+	r.HandleFunc("/debug/pprof/cmdline", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte(strings.Join(redact(os.Args), "\x00")))
+	})
+	r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	r.HandleFunc("/debug/pprof/*", pprof.Index) // the index and every named profile (heap, goroutine, …)
+}
 
 // debugKinds are the actor kinds the debug endpoint shows.
 var debugKinds = []actors.Kind{actors.KindApp, actors.KindSession}

@@ -65,6 +65,12 @@ type Config struct {
 	RateLimitSignIn    int
 	JanitorInterval    time.Duration
 
+	ReadHeaderTimeout time.Duration // both listeners: the request line and headers
+	BodyIdleTimeout   time.Duration // longest pause while a request body arrives
+	BodyTimeout       time.Duration // longest a whole request body may take
+	IdleTimeout       time.Duration // keep-alive connections without a request
+	MetricsPublic     bool          // /metrics on the public listener, without a token
+
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
 	publicURLDefault bool
@@ -76,6 +82,15 @@ type Setting struct {
 	Flag, Env, Default, Usage string
 	bind                      func(fs *flag.FlagSet, c *Config, s Setting)
 }
+
+// secretFlags may hold secrets (DSNs may carry passwords). They may also be read from a file
+// (--<flag>-file, <ENV>_FILE), as container setups mount secrets, and their values never appear
+// in profiles, logs or errors.
+var secretFlags = map[string]bool{"clickhouse-dsn": true, "postgres-dsn": true, "s3-secret-key": true,
+	"admin-token": true, "access-token-secret": true, "refresh-token-secret": true, "github-client-secret": true}
+
+// Secret reports whether the setting may hold a secret.
+func (s Setting) Secret() bool { return secretFlags[s.Flag] }
 
 func str(p func(*Config) *string) func(*flag.FlagSet, *Config, Setting) {
 	return func(fs *flag.FlagSet, c *Config, s Setting) { fs.StringVar(p(c), s.Flag, s.Default, s.Usage) }
@@ -158,6 +173,11 @@ var Settings = []Setting{
 	{"rate-limit-signin", "SVC_RATE_LIMIT_SIGNIN", "30", "sign-in, refresh and invite-validation requests per minute per client address", integer(func(c *Config) *int { return &c.RateLimitSignIn })},
 	{"janitor-interval", "SVC_JANITOR_INTERVAL", "1h", "how often retention deletes old data and expired sessions are removed", dur(func(c *Config) *time.Duration { return &c.JanitorInterval })},
 	{"max-multipart-bytes", "SVC_MAX_MULTIPART_BYTES", "20971520", "largest multipart body of PUT /events (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxMultipartBytes })},
+	{"read-header-timeout", "SVC_READ_HEADER_TIMEOUT", "10s", "longest time a client may take to send a request's line and headers (both listeners)", dur(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
+	{"body-idle-timeout", "SVC_BODY_IDLE_TIMEOUT", "30s", "longest pause while a request body arrives; a stalled body gets 408 and its request id is released", dur(func(c *Config) *time.Duration { return &c.BodyIdleTimeout })},
+	{"body-timeout", "SVC_BODY_TIMEOUT", "5m", "longest time a whole request body may take to arrive (408 after)", dur(func(c *Config) *time.Duration { return &c.BodyTimeout })},
+	{"idle-timeout", "SVC_IDLE_TIMEOUT", "120s", "keep-alive connections without a request are closed after this", dur(func(c *Config) *time.Duration { return &c.IdleTimeout })},
+	{"metrics-public", "SVC_METRICS_PUBLIC", "false", "also serve /metrics on the public listener without a token (for scrapers that cannot send one)", boolean(func(c *Config) *bool { return &c.MetricsPublic })},
 }
 
 // ParseConfig reads the environment (getenv) and then args. The error is one line naming the
@@ -166,14 +186,21 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	var c Config
 	fs := flag.NewFlagSet("svc serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	files := map[string]*string{} // secret flag → the file named by its -file flag
 	for _, s := range Settings {
 		s.bind(fs, &c, s)
+		if s.Secret() {
+			files[s.Flag] = fs.String(s.Flag+"-file", "", "read --"+s.Flag+" from this file")
+		}
 	}
 	for _, s := range Settings {
 		if v := getenv(s.Env); v != "" {
 			if err := fs.Set(s.Flag, v); err != nil {
-				return c, fmt.Errorf("bad value %q for %s: %v", v, s.Env, unwrapFlagErr(err))
+				return c, fmt.Errorf("bad value %s for %s: %v", shown(s, v), s.Env, unwrapFlagErr(err))
 			}
+		}
+		if v := getenv(s.Env + "_FILE"); v != "" && s.Secret() {
+			*files[s.Flag] = v
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -182,6 +209,9 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 			fmt.Fprintln(usage, "usage: svc serve [flags]   (every flag also reads the environment variable shown)")
 			for _, s := range Settings {
 				fmt.Fprintf(usage, "  --%-22s %-26s %s (default %q)\n", s.Flag, s.Env, s.Usage, s.Default)
+				if s.Secret() {
+					fmt.Fprintf(usage, "  --%-22s %-26s a file holding --%s\n", s.Flag+"-file", s.Env+"_FILE", s.Flag)
+				}
 			}
 			return c, err
 		}
@@ -190,7 +220,60 @@ func ParseConfig(args []string, getenv func(string) string, usage io.Writer) (Co
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (see svc serve -h)", fs.Arg(0))
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, s := range Settings {
+		if !s.Secret() || *files[s.Flag] == "" {
+			continue
+		}
+		path := *files[s.Flag]
+		if set[s.Flag] && set[s.Flag+"-file"] {
+			return c, fmt.Errorf("--%s and --%s-file exclude each other", s.Flag, s.Flag)
+		}
+		if set[s.Flag] {
+			continue // a flag wins over the environment's file
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("--%s-file: %w", s.Flag, err)
+		}
+		v := strings.TrimRight(string(b), "\r\n")
+		if v == "" {
+			return c, fmt.Errorf("--%s-file: %s is empty", s.Flag, path)
+		}
+		if err := fs.Set(s.Flag, v); err != nil {
+			return c, fmt.Errorf("bad value in --%s-file: %v", s.Flag, unwrapFlagErr(err))
+		}
+	}
 	return c, c.validate()
+}
+
+// shown is how an error names a setting's value: secrets are never echoed.
+func shown(s Setting, v string) string {
+	if s.Secret() {
+		return "(secret, not shown)"
+	}
+	return strconv.Quote(v)
+}
+
+// RedactArgs returns args with the values of secret flags replaced, for anything that shows a
+// command line (the admin listener's /debug/pprof/cmdline).
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i := 0; i < len(out); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if !strings.HasPrefix(out[i], "-") || !secretFlags[name] {
+			continue
+		}
+		if hasValue {
+			out[i] = out[i][:strings.Index(out[i], "=")+1] + "REDACTED"
+		} else if i+1 < len(out) {
+			i++
+			out[i] = "REDACTED"
+		}
+	}
+	return out
 }
 
 // unwrapFlagErr shortens the flag package's errors to their message.
@@ -252,6 +335,8 @@ func (c *Config) validate() error {
 		{"--ingest-rate-limit", c.IngestRatePerMin > 0}, {"--session-idle", c.SessionIdle > 0}, {"--upload-url-ttl", c.UploadURLTTL > 0},
 		{"--max-mapping-bytes", c.MaxMappingBytes > 0}, {"--rate-limit-user", c.RateLimitUser > 0},
 		{"--rate-limit-signin", c.RateLimitSignIn > 0}, {"--janitor-interval", c.JanitorInterval > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
+		{"--read-header-timeout", c.ReadHeaderTimeout > 0}, {"--body-idle-timeout", c.BodyIdleTimeout > 0}, {"--body-timeout", c.BodyTimeout > 0},
+		{"--idle-timeout", c.IdleTimeout > 0},
 	}
 	for _, p := range positive {
 		if !p.ok {

@@ -2,6 +2,9 @@ package node
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,11 +60,42 @@ func TestParseConfig(t *testing.T) {
 		{name: "s3 without keys", args: []string{"--s3-endpoint", "s3.local:9000"}, wantErr: "--s3-access-key"},
 		{name: "ttl order", args: []string{"--access-token-ttl", "8h", "--refresh-token-ttl", "1h"}, wantErr: "shorter"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "--log-level"},
+		{name: "timeouts", args: []string{"--body-idle-timeout", "2s", "--read-header-timeout", "1s"}, check: func(t *testing.T, c Config) {
+			if c.BodyIdleTimeout != 2*time.Second || c.ReadHeaderTimeout != time.Second || c.BodyTimeout != 5*time.Minute || c.IdleTimeout != 120*time.Second {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{name: "zero timeout", args: []string{"--body-idle-timeout", "0s"}, wantErr: "--body-idle-timeout must be positive"},
+		{name: "secret from file", args: []string{"--admin-token-file", secretFile(t, "tok-123\n")}, check: func(t *testing.T, c Config) {
+			if c.AdminToken != "tok-123" {
+				t.Errorf("admin token %q", c.AdminToken)
+			}
+		}},
+		{name: "secret file from env", env: map[string]string{"SVC_POSTGRES_DSN_FILE": secretFile(t, "postgres://u:pw@127.0.0.1:5432/svc\r\n")},
+			check: func(t *testing.T, c Config) {
+				if c.PostgresDSN != "postgres://u:pw@127.0.0.1:5432/svc" {
+					t.Errorf("dsn %q", c.PostgresDSN)
+				}
+			}},
+		{name: "secret flag beats env file", args: []string{"--admin-token", "from-flag"}, env: map[string]string{"SVC_ADMIN_TOKEN_FILE": secretFile(t, "from-file")},
+			check: func(t *testing.T, c Config) {
+				if c.AdminToken != "from-flag" {
+					t.Errorf("admin token %q", c.AdminToken)
+				}
+			}},
+		{name: "secret flag and file", args: []string{"--admin-token", "a", "--admin-token-file", secretFile(t, "b")}, wantErr: "exclude each other"},
+		{name: "secret file missing", args: []string{"--github-client-secret-file", "/nonexistent/secret"}, wantErr: "--github-client-secret-file"},
+		{name: "secret file empty", args: []string{"--s3-secret-key-file", secretFile(t, "\n")}, wantErr: "is empty"},
+		{name: "no -file for plain settings", args: []string{"--addr-file", "x"}, wantErr: "not defined: -addr-file"},
+		{name: "bad dsn hides its password", args: []string{"--postgres-dsn", "postgres://u:hunter2@h:notaport/db"}, wantErr: "--postgres-dsn"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := ParseConfig(c.args, func(k string) string { return c.env[k] }, io.Discard)
 			if c.wantErr != "" {
+				if err != nil && strings.Contains(err.Error(), "hunter2") {
+					t.Fatalf("error shows a secret: %v", err)
+				}
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("want error containing %q, got %v", c.wantErr, err)
 				}
@@ -75,5 +109,40 @@ func TestParseConfig(t *testing.T) {
 			}
 			c.check(t, cfg)
 		})
+	}
+}
+
+// secretFile writes content to a new file and returns its path.
+func secretFile(t *testing.T, content string) string {
+	p := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRedactArgs(t *testing.T) {
+	cases := []struct{ in, want []string }{
+		{[]string{"svc", "serve", "--admin-token", "s3cr3t", "--addr", ":8080"}, []string{"svc", "serve", "--admin-token", "REDACTED", "--addr", ":8080"}},
+		{[]string{"svc", "serve", "--github-client-secret=abc", "-postgres-dsn=postgres://u:p@h/db"}, []string{"svc", "serve", "--github-client-secret=REDACTED", "-postgres-dsn=REDACTED"}},
+		{[]string{"svc", "serve", "--data-dir", "--admin-token"}, []string{"svc", "serve", "--data-dir", "--admin-token"}},
+		{[]string{"svc", "serve", "--s3-secret-key-file", "/run/secrets/s3"}, []string{"svc", "serve", "--s3-secret-key-file", "/run/secrets/s3"}},
+		{[]string{"svc", "serve", "--clickhouse-dsn", "clickhouse://u:p@h/db", "--log-level", "debug"}, []string{"svc", "serve", "--clickhouse-dsn", "REDACTED", "--log-level", "debug"}},
+	}
+	for _, c := range cases {
+		if got := RedactArgs(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("RedactArgs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// Every secret setting is redacted in both spellings.
+	for _, s := range Settings {
+		if !s.Secret() {
+			continue
+		}
+		for _, args := range [][]string{{"--" + s.Flag, "v4lue"}, {"--" + s.Flag + "=v4lue"}} {
+			if strings.Contains(strings.Join(RedactArgs(args), " "), "v4lue") {
+				t.Errorf("%q not redacted", args)
+			}
+		}
 	}
 }

@@ -109,12 +109,13 @@ func loadOrCreate(path string, make func() ([]byte, error)) ([]byte, error) {
 
 // Start opens the stores (migrating the production ones), starts the actor system and both
 // listeners, and returns once they accept connections. On error everything opened is closed.
-func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err error) {
-	n = &Node{cfg: cfg, log: log, serveDone: make(chan error, 2)}
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err error) {
+	// n is not the named result: `return nil, err` must not nil the node that the deferred
+	// clean-up and the closers use.
+	n := &Node{cfg: cfg, log: log, serveDone: make(chan error, 2)}
 	defer func() {
 		if err != nil {
 			n.closeAll()
-			n = nil
 		}
 	}()
 	// Listen first: a port taken is the most common start-up failure, and with --addr :0 the
@@ -308,20 +309,27 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (n *Node, err erro
 		httpx.Error(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
 	})
 
+	adminAPI := &admin.API{Token: adminToken, Meta: n.Meta, Tokens: tokens, Actors: n.Dir}
 	adm := chi.NewRouter()
-	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log))
-	adm.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	// Profiles for operators and `make bench`; the admin listener is loopback-only by default.
-	adm.Mount("/debug", middleware.Profiler())
+	// Every path of the admin listener needs the admin token: profiles and metrics tell an
+	// attacker as much as the operator API lets one do.
+	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log), adminAPI.RequireToken)
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	adm.Handle("/metrics", metrics)
+	if cfg.MetricsPublic {
+		pub.Handle("/metrics", metrics)
+	}
+	admin.Profiles(adm, RedactArgs)
 	adm.Get("/healthz", ops.Healthz)
-	(&admin.API{Token: adminToken, Meta: n.Meta, Tokens: tokens, Actors: n.Dir}).Routes(adm)
+	adminAPI.Routes(adm)
 	adm.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
 
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	n.public = &http.Server{Handler: pub, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
-	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	n.public = &http.Server{Handler: pub, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: errLog}
+	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		ReadTimeout: cfg.BodyTimeout, ErrorLog: errLog}
 	jctx, stopJanitor := context.WithCancel(context.Background())
 	janitorDone := make(chan struct{})
 	go func() { defer close(janitorDone); n.janitor(jctx, cfg.JanitorInterval) }()
