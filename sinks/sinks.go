@@ -250,6 +250,9 @@ type BlobStore interface {
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	SignUpload(ctx context.Context, key string, ttl time.Duration) (Upload, error)
 	SignDownload(ctx context.Context, key string, ttl time.Duration) (string, error)
+	// Delete removes the blob; a key that holds nothing is no error. Ingest uses it to take
+	// back the blob parts of a request it refuses.
+	Delete(ctx context.Context, key string) error
 	Ping(ctx context.Context) error
 }
 

@@ -55,9 +55,22 @@ type Events struct {
 	UploadTTL         time.Duration // lifetime of attachment upload URLs
 	// RetryAfter is what 503 answers tell SDKs to wait.
 	RetryAfter time.Duration
+	// Budget bounds the request body bytes held at once across requests (503 beyond it); nil
+	// means one of DefaultMaxInflightBytes, made on first use.
+	Budget     *Budget
+	budgetOnce sync.Once
 	// Stages, when set, times each step of an accepted request (NewStageMetrics), so operators
 	// see where ingest latency goes.
 	Stages *prometheus.HistogramVec
+}
+
+func (h *Events) budget() *Budget {
+	h.budgetOnce.Do(func() {
+		if h.Budget == nil {
+			h.Budget = NewBudget(0)
+		}
+	})
+	return h.Budget
 }
 
 // NewStageMetrics registers svc_ingest_stage_seconds{stage} on reg: the time PUT /events spends
@@ -194,10 +207,10 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		batch, record, err = h.readMultipart(w, r, app.ID, params["boundary"], maxMulti)
 		kind = recordMultipart
 	} else {
-		buf := bodyPool.Get().(*bytes.Buffer)
-		defer bodyPool.Put(buf)
-		err = readBody(w, r, maxJSON, buf)
-		record = buf.Bytes() // the decoded batch holds copies; the spool copies it on append
+		var body *body
+		body, err = readBody(w, r, maxJSON, h.budget())
+		defer body.release()
+		record = body.buf // the decoded batch holds copies; the spool copies it on append
 		if err == nil {
 			batch, err = model.DecodeBatch(record, app.ID, false)
 		}
@@ -313,52 +326,36 @@ func (h *Events) answerUploads(w http.ResponseWriter, r *http.Request, app uuid.
 	}{items})
 }
 
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// errTooLarge marks a body over its limit (413).
-type errTooLarge struct{ limit int64 }
-
-func (e errTooLarge) Error() string {
-	return fmt.Sprintf("request body exceeds the limit of %d bytes", e.limit)
-}
-
-// readBody reads a JSON body of up to limit bytes into buf; chunked bodies (no Content-Length)
-// are read the same way, and a body over the limit stops being read at the limit.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *bytes.Buffer) error {
-	if r.ContentLength > limit {
-		return errTooLarge{limit}
-	}
-	buf.Reset()
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return errTooLarge{limit}
-	}
-	if err != nil {
-		return fmt.Errorf("read body: %w", err)
-	}
-	return nil
-}
+// maxBlobParts bounds the blob parts of one multipart body: real batches carry tens of
+// attachments, and each part costs a file in the blob store.
+const maxBlobParts = 1000
 
 // readMultipart reads a multipart body: `event` and `span` parts are decoded into the batch and
 // collected into a JSON batch body for the spool; `blob-<attachment id>` parts are streamed to
-// the blob store.
-func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.UUID, boundary string, limit int64) (model.Batch, []byte, error) {
+// the blob store. A refused body leaves no blob behind, and a blob part that no event of the
+// batch names is removed.
+func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.UUID, boundary string, limit int64) (_ model.Batch, _ []byte, err error) {
 	if r.ContentLength > limit {
 		return model.Batch{}, nil, errTooLarge{limit}
 	}
-	mr := multipart.NewReader(http.MaxBytesReader(w, r.Body, limit), boundary)
+	src := &errReader{r: http.MaxBytesReader(w, r.Body, limit)}
+	mr := multipart.NewReader(src, boundary)
 	var (
 		b             model.Batch
 		events, spans bytes.Buffer
+		blobs         = map[uuid.UUID]bool{} // attachment ids of the blob parts written
+		held          int64                  // budget taken for event and span parts
 	)
+	budget := h.budget()
+	defer func() {
+		budget.give(held)
+		if err != nil {
+			h.deleteBlobs(app, blobs)
+		}
+	}()
 	partErr := func(err error) error {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errTooLarge{limit}
+		if src.err != nil {
+			return readErr(src.err, limit)
 		}
 		return &model.ValidationError{Rule: "malformed multipart body: " + err.Error()}
 	}
@@ -377,6 +374,10 @@ func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.
 			if err != nil {
 				return b, nil, partErr(err)
 			}
+			if !budget.take(int64(len(data))) {
+				return b, nil, errBusy
+			}
+			held += int64(len(data))
 			dst := &events
 			if name == "event" {
 				err = b.AddEventPart(data, app)
@@ -396,10 +397,13 @@ func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.
 			if err != nil {
 				return b, nil, &model.ValidationError{Field: name, Rule: "blob part names must be blob-<attachment id (UUID)>"}
 			}
+			if !blobs[id] && len(blobs) == maxBlobParts {
+				return b, nil, &model.ValidationError{Field: name, Rule: fmt.Sprintf("a multipart body holds at most %d blob parts", maxBlobParts)}
+			}
+			blobs[id] = true
 			if err := h.Blobs.Put(r.Context(), BlobKey(app, id), p, -1); err != nil {
-				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
-					return b, nil, errTooLarge{limit}
+				if src.err != nil {
+					return b, nil, readErr(src.err, limit)
 				}
 				return b, nil, fmt.Errorf("store blob part: %w", err)
 			}
@@ -411,6 +415,14 @@ func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.
 	if err := b.Validate(); err != nil {
 		return b, nil, err
 	}
+	for i := range b.Events {
+		for _, a := range b.Events[i].Attachments {
+			delete(blobs, a.ID)
+		}
+	}
+	if len(blobs) > 0 {
+		h.deleteBlobs(app, blobs) // parts no attachment names: nothing would ever read them
+	}
 	rec := make([]byte, 0, events.Len()+spans.Len()+24)
 	rec = append(rec, `{"events":[`...)
 	rec = append(rec, events.Bytes()...)
@@ -420,14 +432,38 @@ func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.
 	return b, rec, nil
 }
 
+// deleteBlobs removes blob parts written for a request, even when the request's context has
+// ended (a client that went away is a common reason to be here).
+func (h *Events) deleteBlobs(app uuid.UUID, ids map[uuid.UUID]bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for id := range ids {
+		if err := h.Blobs.Delete(ctx, BlobKey(app, id)); err != nil {
+			h.Log.Warn("blob part of a refused request not removed", "key", BlobKey(app, id), "error", err.Error())
+		}
+	}
+}
+
 // refuse answers a request that breaks the contract (400) or a limit (413); anything else is a
 // server-side failure.
 func (h *Events) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	var tl errTooLarge
+	var be errBody
 	var oe *actors.SessionOrderError
 	switch {
 	case errors.As(err, &tl):
 		httpx.Error(w, http.StatusRequestEntityTooLarge, tl.Error())
+	case errors.As(err, &be):
+		// The client's fault, logged below ERROR: a broken or stalled upload is everyday
+		// mobile traffic, and nothing of it was kept.
+		h.Log.Info("request body not delivered whole", "error", be.err.Error(), "path", r.URL.Path)
+		status := http.StatusBadRequest
+		if be.timeout {
+			status = http.StatusRequestTimeout
+		}
+		httpx.Error(w, status, be.Error())
+	case errors.Is(err, errBusy):
+		h.unavailable(w, err.Error())
 	case errors.Is(err, model.ErrInvalid):
 		httpx.Error(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &oe):

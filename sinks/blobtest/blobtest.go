@@ -29,6 +29,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, open) })
 	t.Run("Overwrite", func(t *testing.T) { testOverwrite(t, open) })
 	t.Run("GetUnknown", func(t *testing.T) { testGetUnknown(t, open) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
 	t.Run("InvalidKeys", func(t *testing.T) { testInvalidKeys(t, open) })
 	t.Run("ValidKeys", func(t *testing.T) { testValidKeys(t, open) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open) })
@@ -523,4 +524,28 @@ func testDownloadExpired(t *testing.T, open Open) {
 	if code, body := do(t, c, http.MethodGet, u, nil, nil); code != http.StatusForbidden {
 		t.Fatalf("GET after expiry: %d %s, want 403", code, head(body))
 	}
+}
+
+// testDelete: a deleted blob is gone, others stay, and deleting twice or an unknown key is no
+// error; a bad key is ErrInvalid.
+func testDelete(t *testing.T, open Open) {
+	s, _ := open(t)
+	keep, gone := "apps/1/keep", "apps/1/gone"
+	put(t, s, keep, []byte("keep"))
+	put(t, s, gone, []byte("gone"))
+	for i := 0; i < 2; i++ {
+		if err := s.Delete(ctxOf(t), gone); err != nil {
+			t.Fatalf("Delete #%d: %v", i+1, err)
+		}
+	}
+	mustNotFound(t, s, gone)
+	mustGet(t, s, keep, []byte("keep"))
+	if err := s.Delete(ctxOf(t), "never/stored"); err != nil {
+		t.Fatalf("Delete of an unknown key: %v", err)
+	}
+	if err := s.Delete(ctxOf(t), "../x"); !errors.Is(err, sinks.ErrInvalid) {
+		t.Fatalf("Delete of a bad key: %v, want ErrInvalid", err)
+	}
+	put(t, s, gone, []byte("again")) // a deleted key can be written again
+	mustGet(t, s, gone, []byte("again"))
 }

@@ -162,6 +162,17 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	return err
 }
 
+// Delete removes the key's file; a missing one is no error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := sinks.CheckBlobKey(key); err != nil {
+		return err
+	}
+	if err := os.Remove(s.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("localblob: delete %q: %w", key, err)
+	}
+	return nil
+}
+
 // errTooLarge: the blob is longer than write's max.
 var errTooLarge = errors.New("blob larger than allowed")
 

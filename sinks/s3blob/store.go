@@ -136,6 +136,17 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	return nil
 }
 
+// Delete removes the object; S3 answers a missing key like a deleted one.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := sinks.CheckBlobKey(key); err != nil {
+		return err
+	}
+	if err := s.client.RemoveObject(ctx, s.bucket, objectName(key), minio.RemoveObjectOptions{}); err != nil {
+		return fmt.Errorf("s3blob: delete %q: %w", key, err)
+	}
+	return nil
+}
+
 // Get returns the object's body, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := sinks.CheckBlobKey(key); err != nil {

@@ -70,6 +70,7 @@ type Config struct {
 	BodyTimeout       time.Duration // longest a whole request body may take
 	IdleTimeout       time.Duration // keep-alive connections without a request
 	MetricsPublic     bool          // /metrics on the public listener, without a token
+	MaxInflightBytes  int64         // request body bytes held at once across ingest requests
 
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
@@ -177,6 +178,7 @@ var Settings = []Setting{
 	{"body-idle-timeout", "SVC_BODY_IDLE_TIMEOUT", "30s", "longest pause while a request body arrives; a stalled body gets 408 and its request id is released", dur(func(c *Config) *time.Duration { return &c.BodyIdleTimeout })},
 	{"body-timeout", "SVC_BODY_TIMEOUT", "5m", "longest time a whole request body may take to arrive (408 after)", dur(func(c *Config) *time.Duration { return &c.BodyTimeout })},
 	{"idle-timeout", "SVC_IDLE_TIMEOUT", "120s", "keep-alive connections without a request are closed after this", dur(func(c *Config) *time.Duration { return &c.IdleTimeout })},
+	{"max-inflight-bytes", "SVC_MAX_INFLIGHT_BYTES", "268435456", "request body bytes PUT /events may hold in memory at once across requests; beyond it, 503 + Retry-After", bytesize(func(c *Config) *int64 { return &c.MaxInflightBytes })},
 	{"metrics-public", "SVC_METRICS_PUBLIC", "false", "also serve /metrics on the public listener without a token (for scrapers that cannot send one)", boolean(func(c *Config) *bool { return &c.MetricsPublic })},
 }
 
@@ -336,7 +338,7 @@ func (c *Config) validate() error {
 		{"--max-mapping-bytes", c.MaxMappingBytes > 0}, {"--rate-limit-user", c.RateLimitUser > 0},
 		{"--rate-limit-signin", c.RateLimitSignIn > 0}, {"--janitor-interval", c.JanitorInterval > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
 		{"--read-header-timeout", c.ReadHeaderTimeout > 0}, {"--body-idle-timeout", c.BodyIdleTimeout > 0}, {"--body-timeout", c.BodyTimeout > 0},
-		{"--idle-timeout", c.IdleTimeout > 0},
+		{"--idle-timeout", c.IdleTimeout > 0}, {"--max-inflight-bytes", c.MaxInflightBytes > 0},
 	}
 	for _, p := range positive {
 		if !p.ok {

@@ -63,6 +63,13 @@ func (tn *testNode) accessToken(t *testing.T, email string) string {
 // startNode starts a node on free loopback ports. tweak may change the config first.
 func startNode(t *testing.T, backend string, tweak func(*Config)) *testNode {
 	t.Helper()
+	return startNodeLog(t, backend, tweak, nil)
+}
+
+// startNodeLog is startNode with the node's log going to log (nil: discarded, or stderr from
+// warnings up with -v).
+func startNodeLog(t *testing.T, backend string, tweak func(*Config), log *slog.Logger) *testNode {
+	t.Helper()
 	cfg, err := ParseConfig([]string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", t.TempDir(),
 		"--flush-interval", "100ms"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
@@ -75,9 +82,11 @@ func startNode(t *testing.T, backend string, tweak func(*Config)) *testNode {
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if log == nil {
+		log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+		if testing.Verbose() {
+			log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

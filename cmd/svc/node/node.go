@@ -68,6 +68,7 @@ type Node struct {
 	serveDone         chan error
 	closers           []func() error
 	flusher           *actor.PID
+	budget            *ingest.Budget // request body bytes held now
 }
 
 // secrets are generated once per data directory so tokens and upload URLs stay valid across
@@ -250,7 +251,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_session_actors",
 		Help: "Live session actors."}, func() float64 { return float64(n.Dir.Count(actors.KindSession)) }))
 	n.Keys = &ingest.Keys{Meta: n.Meta}
-	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0),
+	budget := ingest.NewBudget(cfg.MaxInflightBytes)
+	n.budget = budget
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_ingest_inflight_body_bytes",
+		Help: "Request body bytes PUT /events holds in memory now (bounded by --max-inflight-bytes)."}, func() float64 { return float64(budget.Used()) }))
+	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0), Budget: budget,
 		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
 		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL, Stages: ingest.NewStageMetrics(reg)}
@@ -278,7 +283,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		{Name: n.BlobBackend + " (blobs)", Ping: n.Blobs.Ping},
 	}
 	pub := chi.NewRouter()
-	pub.Use(middleware.RequestID, httpx.NewMetrics(reg, "public").Middleware(log), httpx.Recoverer(log))
+	pub.Use(middleware.RequestID, httpx.NewMetrics(reg, "public").Middleware(log), httpx.Recoverer(log),
+		httpx.BodyDeadlines(cfg.BodyIdleTimeout, cfg.BodyTimeout))
 	pub.Get("/healthz", ops.Healthz)
 	pub.Get("/readyz", ops.Readyz(checks, 3*time.Second))
 	if blobHandler != nil {
