@@ -19,6 +19,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/svc-dev/svc/cmd/internal/replay"
 )
 
 const usage = `usage: loadgen -url URL -key API_KEY [flags]
@@ -97,13 +99,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *dir == "" {
-		d, err := FixturesDir()
+		d, err := replay.FixturesDir()
 		if err != nil {
 			return bad("%v", err)
 		}
 		*dir = d
 	}
-	templates, err := LoadTemplates(*dir, re, *format == "multipart")
+	templates, err := replay.LoadTemplates(*dir, re, *format == "multipart")
 	if err != nil {
 		return bad("%v", err)
 	}

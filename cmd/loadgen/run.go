@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/cmd/internal/replay"
 )
 
 // Config is one load run.
 type Config struct {
 	URL         string // svc base URL; requests go to URL + "/events"
 	Key         string // app API key
-	Templates   []*Template
+	Templates   []*replay.Template
 	Multipart   bool
 	Rate        float64       // target requests per second; 0 = as fast as the workers go
 	Concurrency int           // workers, each with at most one request in flight
@@ -113,7 +115,7 @@ func Run(ctx context.Context, cfg Config, live *Live) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wk := worker{cfg: &cfg, client: client, endpoint: endpoint, rw: NewRewriter(), ws: ws, live: live}
+			wk := worker{cfg: &cfg, client: client, endpoint: endpoint, rw: replay.NewRewriter(), ws: ws, live: live}
 			for {
 				k := next.Add(1) - 1
 				if cfg.Batches > 0 && k >= cfg.Batches {
@@ -163,14 +165,14 @@ type worker struct {
 	cfg      *Config
 	client   *http.Client
 	endpoint string
-	rw       *Rewriter
+	rw       *replay.Rewriter
 	ws       *workerStats
 	live     *Live
 	buf      []byte
 }
 
 // one renders a fresh replay of t and sends it until it is acknowledged or fails for good.
-func (w *worker) one(ctx context.Context, t *Template) {
+func (w *worker) one(ctx context.Context, t *replay.Template) {
 	var now int64
 	if w.cfg.Now {
 		now = time.Now().UnixNano()

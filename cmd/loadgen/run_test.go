@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/cmd/internal/replay"
 	"github.com/svc-dev/svc/cmd/svc/node"
 	"github.com/svc-dev/svc/model"
 )
@@ -101,9 +102,16 @@ func runCLI(t *testing.T, args ...string) (int, Summary, string) {
 // independently of the templates.
 func expected(t *testing.T, n int, multipartRules bool) (events, spans int64) {
 	t.Helper()
-	ts := loadFixtures(t, multipartRules)
+	dir, err := replay.FixturesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := replay.LoadTemplates(dir, nil, multipartRules)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k := 0; k < n; k++ {
-		b, err := model.DecodeBatch(ts[k%len(ts)].raw, uuid.Nil, false)
+		b, err := model.DecodeBatch(ts[k%len(ts)].Body(), uuid.Nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}

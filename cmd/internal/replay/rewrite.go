@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	crand "crypto/rand"
@@ -21,7 +21,7 @@ func NewRewriter() *Rewriter {
 	_, _ = crand.Read(seed[:]) // never fails on supported platforms (Go 1.24+)
 	r := &Rewriter{rng: rand.NewChaCha8(seed)}
 	b := make([]byte, 0, 40)
-	b = append(b, "svc-loadgen-"...)
+	b = append(b, "svc-replay-"...)
 	b = appendHex64(b, r.rng.Uint64())
 	r.boundary = string(b)
 	return r

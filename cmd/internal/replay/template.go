@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	"bytes"
@@ -11,11 +11,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/svc-dev/svc/model/corpus"
-
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/model/corpus"
 )
 
 // A Template is one fixture body parsed once, with the byte positions of every value a replay
@@ -257,13 +256,16 @@ func (t *Template) Items() int { return t.Events + t.Spans }
 // Size is the length of the original body; replays differ only by timestamp digits.
 func (t *Template) Size() int { return len(t.raw) }
 
+// Body is the original body as recorded. The caller must not change it.
+func (t *Template) Body() []byte { return t.raw }
+
 // LoadTemplates parses every batch_*.json in dir whose name matches match (nil: all), checks
 // each with model.DecodeBatch (and, for multipart, each item with the multipart rules) so a
 // broken fixture fails here and not as a flood of 400s, and returns them sorted by name.
 func LoadTemplates(dir string, match *regexp.Regexp, multipart bool) ([]*Template, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "batch_*.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list fixtures: %w", err)
 	}
 	sort.Strings(names)
 	var out []*Template
@@ -274,7 +276,7 @@ func LoadTemplates(dir string, match *regexp.Regexp, multipart bool) ([]*Templat
 		}
 		body, err := os.ReadFile(p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read fixture: %w", err)
 		}
 		if _, err := model.DecodeBatch(body, uuid.Nil, false); err != nil {
 			return nil, fmt.Errorf("%s is not a valid batch: %w", base, err)
@@ -318,7 +320,7 @@ func (t *Template) checkParts() error {
 func FixturesDir() (string, error) {
 	dir, err := corpus.Dir()
 	if err != nil {
-		return "", fmt.Errorf("%w; give -dir", err)
+		return "", fmt.Errorf("%w; give the folder explicitly", err)
 	}
 	return dir, nil
 }
