@@ -4,14 +4,29 @@ BIN     := bin/svc
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test stack bench bench-quick bench-go generate deps vet clean
+.PHONY: build run demo demo-stop test stack bench bench-quick bench-go generate deps vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/svc
 
-## run: build and serve with the embedded stores (no external service); data in ./data
+## run: build and serve with the embedded stores (no external service); data in ./data.
+## It holds the terminal until Ctrl-C: run `./bin/svc admin …` and curl in a second one.
 run: build
 	./$(BIN) serve
+
+## demo: load every recorded SDK batch (testdata/sdk, times moved to now) into a new app and
+## print a dashboard query that shows crash groups, and its token. Uses the node make run serves;
+## when none answers on :8080, starts one in the background (./data, log data/demo-node.log)
+## that keeps running until `make demo-stop`. Each run adds an app; the user demo@example.com
+## is reused.
+demo: build
+	$(GO) build -o bin/demo ./cmd/demo
+	./bin/demo -svc ./$(BIN)
+
+## demo-stop: stop the node make demo started in the background (its data stays in ./data)
+demo-stop:
+	$(GO) build -o bin/demo ./cmd/demo
+	./bin/demo -stop
 
 ## deps: install what the tests need (ClickHouse, PostgreSQL, protoc, an S3 server) when missing
 deps:

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/svc-dev/svc/cmd/internal/adminapi"
 )
 
 const adminUsage = `usage: svc admin [--admin-addr ADDR] [--data-dir DIR] <command> [flags]
@@ -78,16 +76,13 @@ func adminCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		body[f] = v
 	}
-	token := os.Getenv("SVC_ADMIN_TOKEN")
-	if token == "" {
-		b, err := os.ReadFile(filepath.Join(*dataDir, "admin.token"))
-		if err != nil {
-			fmt.Fprintf(stderr, "svc admin: no admin token: set SVC_ADMIN_TOKEN or point --data-dir at the node's data directory (%v)\n", err)
-			return 1
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := adminapi.ReadToken(*dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "svc admin: %v\n", err)
+		return 1
 	}
-	out, err := postAdmin("http://"+*addr+path, token, body)
+	client := &adminapi.Client{Addr: *addr, Token: token}
+	out, err := client.Post(context.Background(), path, body)
 	if err != nil {
 		fmt.Fprintf(stderr, "svc admin %s: %v\n", sub, err)
 		return 1
@@ -101,33 +96,4 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-func postAdmin(url, token string, body any) ([]byte, error) {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("reach admin listener: %w", err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(out, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("%s: %s", resp.Status, e.Error)
-		}
-		return nil, fmt.Errorf("%s", resp.Status)
-	}
-	return out, nil
 }
