@@ -280,6 +280,15 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 			httpx.Error(w, http.StatusBadRequest, "a JSON body is required")
 			return false
 		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpx.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the limit of %d bytes", mbe.Limit))
+			return false
+		}
+		if httpx.IsTimeout(err) {
+			httpx.Error(w, http.StatusRequestTimeout, "the request body stalled or took too long to arrive")
+			return false
+		}
 		httpx.Error(w, http.StatusBadRequest, "malformed JSON body: "+err.Error())
 		return false
 	}

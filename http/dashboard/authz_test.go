@@ -41,7 +41,7 @@ type fixture struct {
 
 var roles = []model.Role{model.RoleOwner, model.RoleAdmin, model.RoleDeveloper, model.RoleViewer}
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	db, err := badgerdb.Open("", nil)
 	if err != nil {
@@ -99,7 +99,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // signIn makes a session for a user and returns its access token.
-func (f *fixture) signIn(t *testing.T, user uuid.UUID) string {
+func (f *fixture) signIn(t testing.TB, user uuid.UUID) string {
 	t.Helper()
 	s := model.AuthSession{ID: uuid.New(), UserID: user, RefreshID: uuid.New(), CreatedAt: f.now}
 	p, err := f.api.Tokens.Issue(user, s.ID, s.RefreshID)

@@ -176,6 +176,11 @@ func errorGroupFilters(p *params) ([]model.IssueClass, []string, error) {
 		classes = model.AllIssueClasses
 	}
 	sev, err := p.list("severity")
+	for _, v := range sev {
+		if v != "fatal" && v != "unhandled" && v != "handled" {
+			return nil, nil, bad("severity %q is not one of fatal, unhandled, handled", v)
+		}
+	}
 	return classes, sev, err
 }
 

@@ -146,6 +146,10 @@ func (h *Builds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpx.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("build request exceeds %d bytes", maxBuildBody))
 			return
 		}
+		if httpx.IsTimeout(err) {
+			httpx.Error(w, http.StatusRequestTimeout, "the request body stalled or took too long to arrive")
+			return
+		}
 		httpx.Error(w, http.StatusBadRequest, "read body: "+err.Error())
 		return
 	}

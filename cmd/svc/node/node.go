@@ -340,8 +340,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	janitorDone := make(chan struct{})
 	go func() { defer close(janitorDone); n.janitor(jctx, cfg.JanitorInterval) }()
 	n.closers = append(n.closers, func() error { stopJanitor(); <-janitorDone; return nil })
-	go func() { n.serveDone <- n.public.Serve(n.publicLn) }()
-	go func() { n.serveDone <- n.admin.Serve(n.adminLn) }()
+	go func() { n.serveDone <- n.public.Serve(httpx.JSONErrorListener(n.publicLn)) }()
+	go func() { n.serveDone <- n.admin.Serve(httpx.JSONErrorListener(n.adminLn)) }()
 
 	log.Info("svc listening",
 		"addr", n.publicLn.Addr().String(), "admin_addr", n.adminLn.Addr().String(), "public_url", cfg.PublicURL,

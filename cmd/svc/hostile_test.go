@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// rssBytes reads a process's resident set size from /proc.
+func rssBytes(t *testing.T, pid int) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc status")
+	return 0
+}
+
+// honestLatencies sends n small batches one after another and returns their latencies, sorted.
+func honestLatencies(t *testing.T, base, key string, n int) []time.Duration {
+	t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		b := makeBatch(50)
+		start := time.Now()
+		if s := send(client, base, key, b); s != 200 {
+			t.Fatalf("honest request %d: status %d", i, s)
+		}
+		out = append(out, time.Since(start))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// TestHostileClients runs a node under hostile clients — bodies that declare 9 MiB and stall,
+// header floods, bodies that stop halfway — while an honest SDK keeps sending. The node's RSS
+// stays bounded, the honest requests are all acknowledged without a tail far beyond their
+// unloaded one, and RSS falls back once the hostile connections are gone.
+func TestHostileClients(t *testing.T) {
+	dir := t.TempDir()
+	p := startServe(t, nil, "--data-dir", dir, "--body-idle-timeout", "3s", "--ingest-rate-limit", "1000000")
+	u := adminJSON(t, p, dir, "create-user", "--email", "hostile@example.com", "--name", "H")
+	a := adminJSON(t, p, dir, "create-app", "--team", u["own_team_id"], "--name", "hostile")
+	base, key := "http://"+p.addr, a["api_key"]
+	pid := p.cmd.Process.Pid
+
+	baseline := honestLatencies(t, base, key, 40)
+	rssBefore := rssBytes(t, pid)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var peak int64
+	attack := func(open func() (net.Conn, error)) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, err := open()
+			if err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			// Hold the connection until the node gives up on it or the test ends.
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, _ = io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}
+	stalled := func() (net.Conn, error) {
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			return nil, err
+		}
+		_, err = fmt.Fprintf(c, "PUT /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nsvc-req-id: %s\r\n"+
+			"Content-Type: application/json\r\nContent-Length: 9437184\r\n\r\n{\"events\":[", key, uuid.NewString())
+		return c, err
+	}
+	headerFlood := func() (net.Conn, error) {
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			return nil, err
+		}
+		_, err = fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Flood: %s\r\n\r\n", strings.Repeat("f", 2<<20))
+		return c, err
+	}
+	halfBody := func() (net.Conn, error) {
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			return nil, err
+		}
+		body := makeBatch(100).body
+		_, err = fmt.Fprintf(c, "PUT /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nsvc-req-id: %s\r\n"+
+			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, uuid.NewString(), len(body), body[:len(body)/2])
+		if err == nil {
+			_ = c.(*net.TCPConn).CloseWrite()
+		}
+		return c, err
+	}
+	for i := 0; i < 150; i++ {
+		wg.Add(1)
+		go attack(stalled)
+	}
+	for i := 0; i < 8; i++ {
+		wg.Add(2)
+		go attack(headerFlood)
+		go attack(halfBody)
+	}
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				r := rssBytes(t, pid)
+				mu.Lock()
+				peak = max(peak, r)
+				mu.Unlock()
+			}
+		}
+	}()
+	time.Sleep(time.Second)
+	under := honestLatencies(t, base, key, 40)
+	close(stop)
+	wg.Wait()
+	<-sampled
+
+	p99 := func(d []time.Duration) time.Duration { return d[len(d)*99/100] }
+	t.Logf("RSS before %d MiB, peak under attack %d MiB; honest p99 %v alone, %v under attack",
+		rssBefore>>20, peak>>20, p99(baseline), p99(under))
+	// 150 bodies declaring 9 MiB would be 1.3 GiB if the declared length were allocated.
+	if peak-rssBefore > 300<<20 {
+		t.Errorf("RSS grew by %d MiB under hostile clients", (peak-rssBefore)>>20)
+	}
+	if limit := max(10*p99(baseline), 500*time.Millisecond); p99(under) > limit {
+		t.Errorf("honest p99 %v under attack, %v alone", p99(under), p99(baseline))
+	}
+	// The node is healthy afterwards.
+	if code, _ := getJSON(t, base+"/healthz"); code != 200 {
+		t.Errorf("healthz after the attack: %d", code)
+	}
+	p.stop(t)
+}
