@@ -33,9 +33,12 @@ deps:
 	bash deploy/local/install-deps.sh
 
 ## test: every test (-v, so each conformance subtest names its backend), with throwaway
-## ClickHouse, PostgreSQL and S3 servers on free local ports
+## ClickHouse, PostgreSQL and S3 servers on free local ports. cmd/testsum prints go test's
+## -json stream as plain -v text and ends with `make test: N passed, M failed` (packages);
+## the exit status is go test's.
 test: deps vet
-	$(GO) run ./cmd/testenv -- $(GO) test -count=1 -timeout 45m -v ./...
+	$(GO) build -o bin/testsum ./cmd/testsum
+	$(GO) run ./cmd/testenv -- ./bin/testsum -- $(GO) test -json -count=1 -timeout 45m -v ./...
 
 vet:
 	$(GO) vet ./...
