@@ -24,12 +24,37 @@ type GroupRow struct {
 	LastClass IssueClass
 }
 
+// Merge adds o's events to c. It is the one rule by which issue cells combine, wherever they
+// do (a batch's events into day cells, day cells into a window's, cells into a group's row):
+// counts add up, the earliest first seen stays, and the later of the two latest events (Later:
+// timestamp, then id; on a full tie c's stays) gives the display and the class. An empty cell
+// (Count 0) holds no event: merging one changes nothing, and merging into one takes o's events
+// whole, whatever c's times say. GroupID, Version and Bucket are the caller's: the key of the
+// cells merged, or dropped by a merge across keys. It says whether o's latest event became c's.
+func (c *IssueCell) Merge(o *IssueCell) (later bool) {
+	switch {
+	case o.Count == 0:
+		return false
+	case c.Count == 0:
+		c.Count, c.FirstTime = o.Count, o.FirstTime
+	default:
+		c.Count += o.Count
+		c.FirstTime = min(c.FirstTime, o.FirstTime)
+		if !c.Later(o.LastTime, o.LastID) {
+			return false
+		}
+	}
+	c.LastTime, c.LastID, c.Last, c.Class = o.LastTime, o.LastID, o.Last, o.Class
+	return true
+}
+
 // MergeGroups merges cells into one row per group id, whatever their class, version or
-// bucket: counts add up and the latest event (IssueCell.Later) gives the display. Rows are
-// ordered by count descending, then latest event descending, then id (docs/architecture.md, "Algorithms").
+// bucket, by IssueCell.Merge: counts add up, the earliest first seen stays, and the latest
+// event gives the display and LastClass. Rows are ordered by count descending, then latest
+// event descending, then id (docs/architecture.md, "Algorithms").
 func MergeGroups(cells []IssueCell) []GroupRow {
 	idx := make(map[string]int, len(cells))
-	var rows []GroupRow
+	var merged []IssueCell
 	var total uint64
 	for i := range cells {
 		c := &cells[i]
@@ -39,20 +64,21 @@ func MergeGroups(cells []IssueCell) []GroupRow {
 		total += c.Count
 		j, ok := idx[c.GroupID]
 		if !ok {
-			idx[c.GroupID] = len(rows)
-			rows = append(rows, GroupRow{ID: c.GroupID, Count: c.Count, FirstTime: c.FirstTime, LastTime: c.LastTime,
-				LastID: c.LastID, Last: c.Last, LastClass: c.Class})
-			continue
+			j = len(merged)
+			idx[c.GroupID] = j
+			merged = append(merged, IssueCell{GroupID: c.GroupID})
 		}
-		r := &rows[j]
-		r.Count += c.Count
-		r.FirstTime = min(r.FirstTime, c.FirstTime)
-		if c.LastTime > r.LastTime || c.LastTime == r.LastTime && uuidLess(r.LastID, c.LastID) {
-			r.LastTime, r.LastID, r.Last, r.LastClass = c.LastTime, c.LastID, c.Last, c.Class
-		}
+		merged[j].Merge(c)
 	}
-	for i := range rows {
-		rows[i].Percentage = math.Round(float64(rows[i].Count)*100/float64(total)*100) / 100
+	var rows []GroupRow
+	if len(merged) > 0 {
+		rows = make([]GroupRow, len(merged))
+	}
+	for i := range merged {
+		m := &merged[i]
+		rows[i] = GroupRow{ID: m.GroupID, Count: m.Count, FirstTime: m.FirstTime, LastTime: m.LastTime,
+			LastID: m.LastID, Last: m.Last, LastClass: m.Class,
+			Percentage: math.Round(float64(m.Count)*100/float64(total)*100) / 100}
 	}
 	sort.Slice(rows, func(a, b int) bool {
 		x, y := &rows[a], &rows[b]

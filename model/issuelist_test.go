@@ -37,6 +37,85 @@ func TestMergeGroups(t *testing.T) {
 	}
 }
 
+// TestIssueCellMerge: the one merge rule of issue cells at its edges.
+func TestIssueCellMerge(t *testing.T) {
+	id := func(b byte) uuid.UUID { return uuid.UUID{15: b} }
+	hi := uuid.UUID{0: 1} // greater than id(255) in byte order: the first byte decides
+	cell := func(class IssueClass, n uint64, first, last int64, lastID uuid.UUID, typ string) IssueCell {
+		return IssueCell{Class: class, Count: n, FirstTime: first, LastTime: last, LastID: lastID, Last: IssueDisplay{Type: typ}}
+	}
+	keyed := func(c IssueCell) IssueCell {
+		c.GroupID, c.Version, c.Bucket = "g", AppVersion{Name: "1.0", Code: "1"}, 86400
+		return c
+	}
+	cases := []struct {
+		name      string
+		c, o      IssueCell
+		want      IssueCell
+		wantLater bool
+	}{
+		{"later time takes the display and class",
+			cell(ClassCrash, 2, 10, 20, id(1), "a"), cell(ClassHandled, 3, 15, 30, id(0), "b"),
+			cell(ClassHandled, 5, 10, 30, id(0), "b"), true},
+		{"earlier time keeps the display",
+			cell(ClassCrash, 2, 10, 20, id(9), "a"), cell(ClassHandled, 1, 5, 19, id(200), "b"),
+			cell(ClassCrash, 3, 5, 20, id(9), "a"), false},
+		{"equal times: the greater id wins",
+			cell(ClassCrash, 1, 20, 20, id(3), "a"), cell(ClassANR, 1, 20, 20, id(4), "b"),
+			cell(ClassANR, 2, 20, 20, id(4), "b"), true},
+		{"equal times: a smaller id loses",
+			cell(ClassCrash, 1, 20, 20, id(4), "a"), cell(ClassANR, 1, 20, 20, id(3), "b"),
+			cell(ClassCrash, 2, 20, 20, id(4), "a"), false},
+		{"equal times: ids compare by bytes, the first byte first",
+			cell(ClassCrash, 1, 20, 20, id(255), "a"), cell(ClassANR, 1, 20, 20, hi, "b"),
+			cell(ClassANR, 2, 20, 20, hi, "b"), true},
+		{"the same latest event: the receiver's display stays",
+			cell(ClassCrash, 1, 20, 20, id(7), "a"), cell(ClassCrash, 1, 20, 20, id(7), "b"),
+			cell(ClassCrash, 2, 20, 20, id(7), "a"), false},
+		{"into an empty cell: its zero first seen does not win",
+			IssueCell{}, cell(ClassANR, 4, 100, 200, id(2), "b"),
+			cell(ClassANR, 4, 100, 200, id(2), "b"), true},
+		{"into an empty cell with stale times: they do not count",
+			cell(ClassCrash, 0, 1, 999, uuid.Max, "stale"), cell(ClassANR, 1, 100, 100, id(2), "b"),
+			cell(ClassANR, 1, 100, 100, id(2), "b"), true},
+		{"an empty cell changes nothing, however late it says it is",
+			cell(ClassCrash, 2, 10, 20, id(1), "a"), cell(ClassANR, 0, 0, 99, uuid.Max, "empty"),
+			cell(ClassCrash, 2, 10, 20, id(1), "a"), false},
+		{"first seen at the epoch is a time like any",
+			cell(ClassCrash, 1, 0, 0, id(1), "a"), cell(ClassCrash, 1, 50, 50, id(2), "b"),
+			cell(ClassCrash, 2, 0, 50, id(2), "b"), true},
+		{"times before the epoch",
+			cell(ClassCrash, 1, -5, -5, id(1), "a"), cell(ClassCrash, 1, -50, -50, id(2), "b"),
+			cell(ClassCrash, 2, -50, -5, id(1), "a"), false},
+		{"first seen comes from the other cell than the display",
+			cell(ClassCrash, 3, 1, 10, id(1), "a"), cell(ClassCrash, 1, 5, 50, id(2), "b"),
+			cell(ClassCrash, 4, 1, 50, id(2), "b"), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, o := keyed(tc.c), tc.o
+			later := c.Merge(&o)
+			if want := keyed(tc.want); c != want || later != tc.wantLater {
+				t.Errorf("Merge = %v\n got %+v\nwant %+v (later %v)", later, c, want, tc.wantLater)
+			}
+			if o != tc.o {
+				t.Errorf("Merge changed its argument: %+v", o)
+			}
+		})
+	}
+	// Merging is order-free on counts, first seen and the latest event.
+	cs := []IssueCell{cell(ClassCrash, 1, 7, 7, id(5), "x"), cell(ClassANR, 2, 3, 9, id(1), "y"),
+		cell(ClassHandled, 1, 9, 9, id(2), "z"), {}, cell(ClassCrash, 4, 4, 8, id(9), "w")}
+	var fwd, back IssueCell
+	for i := range cs {
+		fwd.Merge(&cs[i])
+		back.Merge(&cs[len(cs)-1-i])
+	}
+	if want := cell(ClassHandled, 8, 3, 9, id(2), "z"); fwd != want || back != want {
+		t.Errorf("merged forward %+v, backward %+v; want %+v", fwd, back, want)
+	}
+}
+
 func TestPageOf(t *testing.T) {
 	cases := []struct {
 		n, key, limit int
