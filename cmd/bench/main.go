@@ -30,6 +30,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/cmd/internal/adminapi"
 	"github.com/svc-dev/svc/model"
 )
 
@@ -43,6 +44,7 @@ type config struct {
 	partsSec    float64
 	concurrency int
 	doc         string
+	out         string
 	write       bool
 	skipMemory  bool
 	skipQueries bool
@@ -57,7 +59,8 @@ func run() int {
 	flag.Float64Var(&c.partsSec, "parts-seconds", 5, "length of each part measurement (durable append, each store's insert)")
 	flag.IntVar(&c.concurrency, "concurrency", 8, "loadgen workers")
 	flag.StringVar(&c.doc, "doc", "docs/benchmarks.md", "file whose generated section gets the table (relative to the repository)")
-	flag.BoolVar(&c.write, "write", true, "write the table into -doc")
+	flag.StringVar(&c.out, "out", "", "write the table to this file instead, a Markdown file of its own replaced whole (relative to the repository); -doc is then left alone")
+	flag.BoolVar(&c.write, "write", true, "write the table into -doc (or -out)")
 	flag.BoolVar(&c.skipMemory, "skip-memory", false, "do not run the session actor memory benchmark")
 	flag.BoolVar(&c.skipQueries, "skip-queries", false, "do not measure the dashboard queries (d)")
 	flag.Int64Var(&c.queryEvents, "query-events", 0, "before (c)'s queries, top the ClickHouse store up to this many events with synthetic copies of the corpus events (0 = no top-up)")
@@ -148,7 +151,7 @@ func bench(ctx context.Context, c config) error {
 	var r results
 
 	step("(a) decode + validate of the fixture corpus, in-process")
-	corp, err := loadCorpus(filepath.Join(root, "..", "shared", "fixtures", "measure"))
+	corp, err := loadCorpus(filepath.Join(root, "testdata", "sdk"))
 	if err != nil {
 		return err
 	}
@@ -254,19 +257,30 @@ func bench(ctx context.Context, c config) error {
 		cmdline += " BENCH_FLAGS='" + strings.Join(os.Args[1:], " ") + "'"
 	}
 	section := docSection(machine(ctx, chVersion), cmdline, c, table, r.pprofTop)
-	path := filepath.Join(root, c.doc)
-	doc, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	next, err := ReplaceSection(string(doc), section)
-	if err != nil {
-		return err
+	path, whole := tableTarget(root, c)
+	var next string
+	if whole {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("-out: %w", err)
+		}
+		next = outFile(section)
+	} else {
+		doc, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if next, err = ReplaceSection(string(doc), section); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(path, []byte(next), 0o644); err != nil {
-		return err
+		return fmt.Errorf("write the table: %w", err)
 	}
-	fmt.Println("wrote", path)
+	if whole {
+		fmt.Printf("wrote the table to %s (%s is unchanged: only make bench updates it)\n", path, c.doc)
+	} else {
+		fmt.Println("wrote", path)
+	}
 	return nil
 }
 
@@ -368,9 +382,13 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 			profErr <- ctx.Err()
 			return
 		}
-		err := fetch(ctx, "http://"+n.admin+"/debug/pprof/profile?seconds="+strconv.Itoa(profSec), filepath.Join(out, label+"-cpu.pprof"))
+		// The node runs without our SVC_ variables (baseEnv), so its token is the one in its data directory.
+		token, err := os.ReadFile(filepath.Join(dataDir, adminapi.TokenFile))
 		if err == nil {
-			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/heap", filepath.Join(out, label+"-heap.pprof"))
+			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/profile?seconds="+strconv.Itoa(profSec), strings.TrimSpace(string(token)), filepath.Join(out, label+"-cpu.pprof"))
+		}
+		if err == nil {
+			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/heap", strings.TrimSpace(string(token)), filepath.Join(out, label+"-heap.pprof"))
 		}
 		profErr <- err
 	}()
@@ -417,14 +435,16 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	return &e, nil
 }
 
-func fetch(ctx context.Context, url, path string) error {
+// fetch saves the answer of GET url (an admin listener path: token is the admin token) to path.
+func fetch(ctx context.Context, url, token, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -390,6 +391,26 @@ func sizeP99(s summary, class string) (float64, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// tableTarget is the file the table goes to: -out (replaced whole) when given, else the
+// generated section of -doc. Relative paths are relative to the repository root.
+func tableTarget(root string, c config) (path string, whole bool) {
+	rel := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	if c.out != "" {
+		return rel(c.out), true
+	}
+	return rel(c.doc), false
+}
+
+// outFile is the whole content of an -out file: a title, then the section.
+func outFile(section string) string {
+	return "# svc benchmarks: a run outside docs/benchmarks.md (not committed)\n\n" + strings.TrimRight(section, "\n") + "\n"
 }
 
 // docSection is the generated part of docs/benchmarks.md.

@@ -444,3 +444,26 @@ func TestTableKeepsRows(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestTableTarget(t *testing.T) {
+	tests := []struct {
+		doc, out  string
+		wantPath  string
+		wantWhole bool
+	}{
+		{"docs/benchmarks.md", "", "/repo/docs/benchmarks.md", false},
+		{"docs/benchmarks.md", "bench-out/benchmarks-quick.md", "/repo/bench-out/benchmarks-quick.md", true},
+		{"docs/benchmarks.md", "/tmp/b.md", "/tmp/b.md", true},
+		{"/elsewhere/b.md", "", "/elsewhere/b.md", false},
+	}
+	for _, tt := range tests {
+		path, whole := tableTarget("/repo", config{doc: tt.doc, out: tt.out})
+		if path != tt.wantPath || whole != tt.wantWhole {
+			t.Errorf("doc %q out %q: %q, %v; want %q, %v", tt.doc, tt.out, path, whole, tt.wantPath, tt.wantWhole)
+		}
+	}
+	got := outFile("## Latest `make bench` (generated)\n\ntable\n\n")
+	if !strings.HasPrefix(got, "# ") || !strings.HasSuffix(got, "\ntable\n") || strings.Contains(got, beginMarker) {
+		t.Errorf("outFile = %q", got)
+	}
+}
