@@ -97,8 +97,10 @@ type issueKey struct {
 // appActor is the one actor of an app. It keeps the app's issue groups as day cells
 // (model.IssueCell per group, class, version and UTC day) and its journey graph per day and
 // version, so that group lists and journeys over whole days are answered from memory
-// (LiveQuery) exactly as the store would answer them. It is told every accepted batch's cells
-// (AppBatch) and its sessions' first moves and issue screens (JourneyUpdate).
+// (LiveQuery) exactly as the store would answer them. Its session actors tell it what each
+// batch of theirs adds (SessionUpdate): the cells of issue events not counted before, first
+// moves and issue screens, so an event sent again in another request counts once, as the store
+// holds it once. It is also told each accepted batch's summary (AppBatch), for its debug state.
 //
 // Restart: the node sends Rebuild once the spool's replayed rows are in the store; the actor
 // then drops what it has and reads its aggregates from the store. Replayed batches (replay
@@ -146,13 +148,11 @@ func (a *appActor) Receive(ctx actor.Context) {
 			a.st.Types[t] += uint64(n)
 		}
 		a.st.First, a.st.Last = widenNonZero(a.st.First, a.st.Last, m.First, m.Last)
+	case *actorpb.SessionUpdate:
 		if !m.Replay {
 			for _, c := range m.Cells {
 				a.addCell(cellOf(c))
 			}
-		}
-	case *actorpb.JourneyUpdate:
-		if !m.Replay {
 			for _, mv := range m.Moves {
 				a.addMove(mv.From, mv.To, mv.Timestamp, versionOf(mv.Version), mv.Retract)
 			}
@@ -218,18 +218,13 @@ func (a *appActor) addCell(c model.IssueCell) {
 	a.st.Issues += c.Count
 	i, ok := agg.cellAt[k]
 	if !ok {
-		c.Bucket = dayOf(c.Bucket)
-		agg.cellAt[k] = int32(len(agg.cells))
-		agg.cells = append(agg.cells, dayCell{group: g, version: v, IssueCell: c})
+		i = int32(len(agg.cells))
+		agg.cellAt[k] = i
+		agg.cells = append(agg.cells, dayCell{group: g, version: v,
+			IssueCell: model.IssueCell{GroupID: c.GroupID, Class: c.Class, Version: c.Version, Bucket: dayOf(c.Bucket)}})
 		a.ncells++
-		return
 	}
-	cur := &agg.cells[i].IssueCell
-	cur.Count += c.Count
-	cur.FirstTime = min(cur.FirstTime, c.FirstTime)
-	if cur.Later(c.LastTime, c.LastID) {
-		cur.LastTime, cur.LastID, cur.Last = c.LastTime, c.LastID, c.Last
-	}
+	agg.cells[i].Merge(&c)
 }
 
 // addMove counts a session's first move, or takes one back (retract) that a session actor
@@ -347,7 +342,8 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 		}
 		return r
 	}
-	// One merged cell per group (the caller's MergeGroups needs no more), indexed by group id.
+	// One merged cell per group (the caller's MergeGroups needs no more), indexed by group id;
+	// version and bucket stay empty.
 	merged := make([]model.IssueCell, len(a.groups.list))
 	var classes [4]bool
 	for _, c := range q.Classes {
@@ -368,16 +364,10 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 			}
 			m := &merged[c.group]
 			if m.Count == 0 {
-				*m = c.IssueCell
-				m.Bucket, m.Version = 0, model.AppVersion{}
+				m.GroupID = c.GroupID
 				n++
-				continue
 			}
-			m.Count += c.Count
-			m.FirstTime = min(m.FirstTime, c.FirstTime)
-			if m.Later(c.LastTime, c.LastID) {
-				m.LastTime, m.LastID, m.Last, m.Class = c.LastTime, c.LastID, c.Last, c.Class
-			}
+			m.Merge(&c.IssueCell)
 		}
 	}
 	r := &actorpb.LiveReply{Ok: true, Cells: make([]*actorpb.IssueCell, 0, n)}

@@ -22,7 +22,7 @@ func benchLiveApp(b *testing.B) (*LocalDirectory, uuid.UUID, time.Time) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	versions := []*actorpb.Version{{Name: "1.0", Code: "1"}, {Name: "1.1", Code: "2"}, {Name: "2.0", Code: "3"}}
 	for d := 0; d < 30; d++ {
-		batch := &actorpb.AppBatch{}
+		batch := &actorpb.SessionUpdate{}
 		for g := 0; g < 500; g++ {
 			for _, v := range versions {
 				c := model.IssueCell{GroupID: fmt.Sprintf("%032x", g), Class: model.ClassCrash, Version: model.AppVersion{Name: v.Name, Code: v.Code},
@@ -33,7 +33,7 @@ func benchLiveApp(b *testing.B) (*LocalDirectory, uuid.UUID, time.Time) {
 			}
 		}
 		dir.Tell(KindApp, app.String(), batch)
-		upd := &actorpb.JourneyUpdate{}
+		upd := &actorpb.SessionUpdate{}
 		for m := 0; m < 2000; m++ {
 			from, to := rng.IntN(40), rng.IntN(40)
 			upd.Moves = append(upd.Moves, &actorpb.JourneyMove{From: fmt.Sprintf("Screen%d", from), To: fmt.Sprintf("Screen%d", to),

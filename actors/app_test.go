@@ -1,9 +1,12 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -27,7 +30,10 @@ type liveRig struct {
 	flusher func() error
 }
 
-func newLiveRig(t *testing.T, db *badger.DB) *liveRig {
+func newLiveRig(t *testing.T, db *badger.DB) *liveRig { return newLiveRigIdle(t, db, time.Minute) }
+
+// newLiveRigIdle is newLiveRig with session actors passivated after idle.
+func newLiveRigIdle(t *testing.T, db *badger.DB, idle time.Duration) *liveRig {
 	t.Helper()
 	store := badgerevents.New(db)
 	sys := NewSystem(quiet)
@@ -35,7 +41,7 @@ func newLiveRig(t *testing.T, db *badger.DB) *liveRig {
 	var dir *LocalDirectory
 	dir = NewLocalDirectory(sys, map[Kind]Producer{
 		KindApp:     AppProducer(store, quiet),
-		KindSession: SessionProducer(func() Directory { return dir }, snaps, time.Minute, quiet),
+		KindSession: SessionProducer(func() Directory { return dir }, snaps, idle, quiet),
 	})
 	fl := sys.AS.Root.Spawn(NewFlusher(store, nopAcker{}, FlushOptions{MaxRows: 1 << 20, Interval: time.Hour},
 		NewFlushMetrics(prometheus.NewRegistry()), quiet))
@@ -254,5 +260,126 @@ func TestLiveAnswersMatchStore(t *testing.T) {
 	}
 	if _, ok := liveCells(t, rig.dir, app, &actorpb.LiveQuery{From: day0.UnixNano(), To: day0.Add(day).UnixNano()}); ok {
 		t.Error("an unready actor answered live")
+	}
+}
+
+// An event sent again in another batch (an SDK retry under a new request id) counts once in
+// the live aggregates, as in the store: with the session actor live, after it was passivated,
+// and after its state came back from a snapshot into a new actor system (a restart).
+func TestResentEventsCountOnce(t *testing.T) {
+	db, err := badgerdb.Open(t.TempDir(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	app := uuid.New()
+	day0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	batches, sessions := liveDataset(app, day0)
+	var all []model.Event
+	for _, b := range batches {
+		all = append(all, b...)
+	}
+	// resend tells every event again, cut into batches of n across sessions, as copies (a
+	// new request decodes new rows).
+	resend := func(rig *liveRig, n int, seq uint64) {
+		for i := 0; i < len(all); i += n {
+			b := slices.Clone(all[i:min(i+n, len(all))])
+			rig.in.Distribute(app, b, nil, seq, 0, false)
+			seq++
+		}
+		rig.settle(t, app, sessions)
+	}
+	check := func(t *testing.T, rig *liveRig, stage string) {
+		t.Helper()
+		from, to := day0.UnixNano(), day0.Add(72*time.Hour).UnixNano()
+		live, ok := liveCells(t, rig.dir, app, &actorpb.LiveQuery{From: from, To: to})
+		stored, err := rig.store.IssueCells(context.Background(), &model.IssueQuery{EventFilter: model.EventFilter{App: app, From: from, To: to}}, model.Cells{})
+		if err != nil || !ok {
+			t.Fatalf("%s: live %v, store %v", stage, ok, err)
+		}
+		if lg, sg := model.MergeGroups(live), model.MergeGroups(stored); !reflect.DeepEqual(lg, sg) || len(sg) == 0 {
+			t.Errorf("%s: group lists differ:\nlive  %+v\nstore %+v", stage, lg, sg)
+		}
+		lj, _ := liveJourney(t, rig.dir, app, from, to)
+		if sj := storeJourney(t, rig.store, app, from, to); !reflect.DeepEqual(lj, sj) {
+			t.Errorf("%s: journeys differ:\nlive  %+v\nstore %+v", stage, lj, sj)
+		}
+	}
+
+	const idle = 300 * time.Millisecond
+	passivated := func(rig *liveRig) {
+		deadline := time.Now().Add(10 * time.Second)
+		for rig.dir.Count(KindSession) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("session actors not passivated")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	rig := newLiveRigIdle(t, db, idle)
+	for i, b := range batches {
+		rig.in.Distribute(app, b, nil, uint64(i+1), 0, false)
+	}
+	rig.settle(t, app, sessions)
+	check(t, rig, "sent once")
+	resend(rig, 7, 100)
+	check(t, rig, "sent again")
+
+	// Passivated: the session actors saved their state and start again from it.
+	passivated(rig)
+	resend(rig, 3, 200)
+	check(t, rig, "sent again after passivation")
+
+	// Restarted: the actors stopped (sessions saved), a new actor system on the same Badger,
+	// the app actor rebuilt from the store.
+	rig.dir.StopAll(5 * time.Second)
+	rig = newLiveRigIdle(t, db, idle)
+	if r, err := rig.dir.Request(context.Background(), KindApp, app.String(), &actorpb.Rebuild{Ready: true}); err != nil || r.(*actorpb.RebuildReply).Error != "" {
+		t.Fatalf("rebuild: %v %v", err, r)
+	}
+	resend(rig, len(all), 300)
+	check(t, rig, "sent again after a restart")
+}
+
+// A session remembers the ids of its issue events in order, each once, up to maxIssueIDs;
+// beyond that a new id counts (unremembered) rather than being taken for one seen before.
+func TestFirstIssue(t *testing.T) {
+	a := &sessionActor{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ids [][]byte
+	for i := 0; i < maxIssueIDs; i++ {
+		id := make([]byte, 16)
+		for j := range id {
+			id[j] = byte(rng.IntN(4)) // shared prefixes: the order needs every byte
+		}
+		if slices.ContainsFunc(ids, func(x []byte) bool { return bytes.Equal(x, id) }) {
+			i--
+			continue
+		}
+		ids = append(ids, id)
+		if !a.firstIssue(id) {
+			t.Fatalf("id %d taken for one seen before", i)
+		}
+	}
+	for i, id := range ids {
+		if a.firstIssue(id) {
+			t.Fatalf("id %d seen again counts", i)
+		}
+	}
+	n := len(a.st.IssueIds)
+	if n != 16*maxIssueIDs {
+		t.Fatalf("%d bytes of ids, want %d", n, 16*maxIssueIDs)
+	}
+	for k := 16; k < n; k += 16 {
+		if bytes.Compare(a.st.IssueIds[k-16:k], a.st.IssueIds[k:k+16]) >= 0 {
+			t.Fatalf("ids out of order at %d", k/16)
+		}
+	}
+	extra := bytes.Repeat([]byte{9}, 16)
+	if !a.firstIssue(extra) || !a.firstIssue(extra) || len(a.st.IssueIds) != n {
+		t.Fatal("past the bound a new id must count and not be remembered")
+	}
+	if !a.firstIssue(nil) {
+		t.Fatal("an event without id counts")
 	}
 }

@@ -87,6 +87,11 @@ func (in *Ingest) Distribute(app uuid.UUID, events []model.Event, spans []model.
 
 // DistributeWithBlobs is Distribute for a batch with inline attachment bytes, which the flusher
 // writes to the blob store before the batch's rows.
+//
+// Each session's events go to its session actor, which counts the issue events it has not seen
+// before into the app actor's cells and walks the journey (an event sent again in another
+// request counts once); the app actor gets the batch's summary for its debug state; the
+// flusher gets the rows.
 func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans []model.Span, blobs []Blob, seq uint64, bodyLen int, replay bool) {
 	appID := app.String()
 	summary := &actorpb.AppBatch{Events: uint32(len(events)), Spans: uint32(len(spans)), Types: map[string]uint32{}, Replay: replay}
@@ -95,11 +100,23 @@ func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans
 	for i := range events {
 		events[i].Facts = model.DeriveFacts(&events[i])
 	}
+	var versions versionCache
 	for _, s := range groupSessions(events) {
-		msg := &actorpb.SessionEvents{AppId: app[:], Events: make([]*actorpb.SessionEvent, 0, len(s.idx)), Replay: replay}
+		// A few allocations per session, none per event: its events' messages in one array,
+		// and the ids of its screen and issue events in one block of their own (session actors
+		// keep them, and must not keep the batch's rows alive with them).
+		backing := make([]actorpb.SessionEvent, len(s.idx))
+		msg := &actorpb.SessionEvents{AppId: app[:], Events: make([]*actorpb.SessionEvent, len(s.idx)), Replay: replay}
+		n := 0
 		for _, i := range s.idx {
-			e := &events[i]
-			msg.Events = append(msg.Events, sessionEvent(e))
+			if needsID(&events[i]) {
+				n++
+			}
+		}
+		ids := make([]byte, 0, n*len(uuid.UUID{}))
+		for k, i := range s.idx {
+			ids = sessionEvent(&backing[k], &events[i], &versions, ids)
+			msg.Events[k] = &backing[k]
 		}
 		slices.SortStableFunc(msg.Events, func(a, b *actorpb.SessionEvent) int {
 			switch {
@@ -114,17 +131,10 @@ func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans
 		sid := s.id
 		summary.Sessions = append(summary.Sessions, sid[:])
 	}
-	var cells []model.IssueCell
 	for i := range events {
 		e := &events[i]
 		summary.Types[e.Type]++
 		summary.First, summary.Last = widen(summary.First, summary.Last, e.Timestamp)
-		if c := model.ClassOf(e.Type, &e.Facts); c != 0 {
-			cells = addCell(cells, e, c)
-		}
-	}
-	for i := range cells {
-		summary.Cells = append(summary.Cells, CellProto(&cells[i]))
 	}
 	for i := range spans {
 		summary.First, summary.Last = widen(summary.First, summary.Last, spans[i].StartTime)
@@ -133,42 +143,44 @@ func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans
 	in.Root.Send(in.Flusher, &FlushItem{Events: events, Spans: spans, Blobs: blobs, Seq: seq, BodyLen: bodyLen})
 }
 
-// addCell counts an issue event into the batch's day cells (a batch holds few issues, so a
-// linear search beats a map).
-func addCell(cells []model.IssueCell, e *model.Event, class model.IssueClass) []model.IssueCell {
-	v := model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
-	d := dayOf(e.Timestamp)
-	for i := range cells {
-		c := &cells[i]
-		if c.GroupID == e.Facts.GroupID && c.Class == class && c.Version == v && c.Bucket == d {
-			c.Count++
-			c.FirstTime = min(c.FirstTime, e.Timestamp)
-			if c.Later(e.Timestamp, e.ID) {
-				c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
-			}
-			return cells
-		}
+// versionCache hands out one Version message per distinct version of a batch (a batch rarely
+// holds more than one), so screen and issue events do not each allocate theirs. The messages
+// are shared, so nobody may change them.
+type versionCache struct{ last *actorpb.Version }
+
+func (c *versionCache) of(a *model.Attributes) *actorpb.Version {
+	if c.last == nil || c.last.Name != a.AppVersion || c.last.Code != a.AppBuild {
+		c.last = &actorpb.Version{Name: a.AppVersion, Code: a.AppBuild}
 	}
-	return append(cells, model.IssueCell{GroupID: e.Facts.GroupID, Class: class, Version: v, Bucket: d,
-		Count: 1, FirstTime: e.Timestamp, LastTime: e.Timestamp, LastID: e.ID, Last: e.Facts.Issue})
+	return c.last
 }
 
-// sessionEvent is what a session actor is told of e, from its derived facts: only a foreground
-// change (lifecycle_app, a small payload) still needs a parse of its own.
-func sessionEvent(e *model.Event) *actorpb.SessionEvent {
-	se := &actorpb.SessionEvent{Timestamp: e.Timestamp, Type: e.Type, Screen: e.Facts.Screen,
+// needsID says whether a session actor is told e's id and version: screen and issue events.
+func needsID(e *model.Event) bool { return e.Facts.Screen != "" || e.Facts.GroupID != "" }
+
+// sessionEvent fills se with what a session actor is told of e, from its derived facts: only
+// a foreground change (lifecycle_app, a small payload) still needs a parse of its own. Screen
+// and issue events carry their id (appended to ids, whose room it takes) and version, issue
+// events their group and display.
+func sessionEvent(se *actorpb.SessionEvent, e *model.Event, versions *versionCache, ids []byte) []byte {
+	*se = actorpb.SessionEvent{Timestamp: e.Timestamp, Type: e.Type, Screen: e.Facts.Screen,
 		Fatal: e.Facts.Fatal && e.Type == "exception", Anr: e.Type == "anr"}
 	if e.Type == "lifecycle_app" {
 		se.Foreground = model.FactsOf(e).Foreground
 	}
-	if se.Screen != "" || e.Facts.GroupID != "" {
-		se.Version = &actorpb.Version{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
-		se.Id = e.ID[:]
+	if needsID(e) {
+		se.Version = versions.of(&e.Attribute)
+		n := len(ids)
+		ids = append(ids, e.ID[:]...)
+		se.Id = ids[n:len(ids):len(ids)]
 	}
 	if c := model.ClassOf(e.Type, &e.Facts); c != 0 {
-		se.GroupId, se.Class, se.Title = e.Facts.GroupID, uint32(c), e.Facts.Issue.Title()
+		d := &e.Facts.Issue
+		se.GroupId, se.Class = e.Facts.GroupID, uint32(c)
+		se.Issue = &actorpb.IssueDisplay{Type: d.Type, Message: d.Message, MethodName: d.MethodName,
+			FileName: d.FileName, LineNumber: d.LineNumber, Severity: d.Severity}
 	}
-	return se
+	return ids
 }
 
 func widen(first, last, t int64) (int64, int64) {

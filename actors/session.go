@@ -1,9 +1,11 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,12 +16,18 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
 // maxScreens bounds the journey steps a session keeps, so a runaway session cannot grow an
 // actor without limit.
 const maxScreens = 200
+
+// maxIssueIDs bounds the issue event ids a session remembers (16 bytes each): an issue event
+// beyond them that is sent again counts again in the live aggregates (the store holds it once,
+// so the next rebuild is right again).
+const maxIssueIDs = 1024
 
 // snapshotTTL is how long a passivated session's state is kept: a session idle for longer is
 // over.
@@ -69,7 +77,12 @@ func SessionIdentity(app, session uuid.UUID) string {
 
 // sessionActor keeps one live session: when it started, its journey steps and its crash, ANR
 // and foreground flags; it enforces that nothing lands before the session's session_start.
-// It passivates after Idle without messages, saving its state to Snapshots.
+// It tells the app actor what the session's batches add to its aggregates: journey moves and
+// issues, and issue cells. An event may come again in another request (an SDK retry the
+// request gate does not recognise): the actor counts each issue event once, by the ids it
+// keeps, and walks each screen event once (journeyWalk), so live answers count an event once
+// as the store does. It passivates after Idle without messages, saving its state to
+// Snapshots, so this holds across passivation and clean restarts (up to snapshotTTL idle).
 type sessionActor struct {
 	identity  string
 	dir       Directory
@@ -137,10 +150,27 @@ func fmtNanos(ns int64) string {
 }
 
 // apply counts a batch's events of the session and follows its journey (journeyWalk), telling
-// the app actor the session's first moves and the screens of its crashes and ANRs.
+// the app actor the session's first moves, the screens of its crashes and ANRs, and the cells
+// of its issue events not counted before.
 func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 	a.dirty = true
-	for _, e := range m.Events {
+	var cells []model.IssueCell
+	// walk is nil unless an issue event was seen before: then it holds the batch's other
+	// events, which the journey walks (a batch without such an event is not copied).
+	var walk []*actorpb.SessionEvent
+	for i, e := range m.Events {
+		again := false
+		if e.GroupId != "" && e.Class != 0 {
+			if again = !a.firstIssue(e.Id); !again {
+				cells = addIssueCell(cells, e)
+			}
+		}
+		switch {
+		case again && walk == nil:
+			walk = append(make([]*actorpb.SessionEvent, 0, len(m.Events)), m.Events[:i]...)
+		case !again && walk != nil:
+			walk = append(walk, e)
+		}
 		a.st.Events++
 		if a.st.FirstEvent == 0 || e.Timestamp < a.st.FirstEvent {
 			a.st.FirstEvent = e.Timestamp
@@ -170,11 +200,65 @@ func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 			a.st.Screens = append(a.st.Screens, e.Screen)
 		}
 	}
-	upd := journeyWalk{&a.st}.add(m.Events)
-	if len(upd.Moves)+len(upd.Issues) > 0 {
+	if walk == nil {
+		walk = m.Events
+	}
+	upd := journeyWalk{&a.st}.add(walk)
+	for i := range cells {
+		upd.Cells = append(upd.Cells, CellProto(&cells[i]))
+	}
+	if len(upd.Moves)+len(upd.Issues)+len(upd.Cells) > 0 {
 		upd.Replay = m.Replay
 		a.dir.Tell(KindApp, uuid.UUID(a.st.AppId).String(), upd)
 	}
+}
+
+// firstIssue records the id of an issue event and says whether the session sees it for the
+// first time. The ids are one sorted byte string (16 bytes each): no allocation per id, and
+// a snapshot stores them as they are. Past maxIssueIDs every new id counts, unrecorded.
+func (a *sessionActor) firstIssue(id []byte) bool {
+	const n = len(uuid.UUID{})
+	if len(id) != n {
+		return true // nothing to recognise it by (accepted events always have an id)
+	}
+	ids := a.st.IssueIds
+	i, found := sort.Find(len(ids)/n, func(k int) int { return bytes.Compare(id, ids[k*n:k*n+n]) })
+	if found {
+		return false
+	}
+	if len(ids) >= maxIssueIDs*n {
+		return true
+	}
+	ids = append(ids, id...) // room for one more, then make way at i
+	copy(ids[i*n+n:], ids[i*n:len(ids)-n])
+	copy(ids[i*n:], id)
+	a.st.IssueIds = ids
+	return true
+}
+
+// addIssueCell counts an issue event into the batch's day cells (a batch holds few issue
+// events of a session, so a linear search beats a map).
+func addIssueCell(cells []model.IssueCell, e *actorpb.SessionEvent) []model.IssueCell {
+	one := model.IssueCell{GroupID: e.GroupId, Class: model.IssueClass(e.Class), Version: versionOf(e.Version),
+		Bucket: dayOf(e.Timestamp), Count: 1, FirstTime: e.Timestamp, LastTime: e.Timestamp, Last: displayOf(e.Issue)}
+	copy(one.LastID[:], e.Id)
+	for i := range cells {
+		c := &cells[i]
+		if c.GroupID == one.GroupID && c.Class == one.Class && c.Version == one.Version && c.Bucket == one.Bucket {
+			c.Merge(&one)
+			return cells
+		}
+	}
+	return append(cells, one)
+}
+
+// displayOf is the model form of an issue display message (empty for nil).
+func displayOf(d *actorpb.IssueDisplay) model.IssueDisplay {
+	if d == nil {
+		return model.IssueDisplay{}
+	}
+	return model.IssueDisplay{Type: d.Type, Message: d.Message, MethodName: d.MethodName,
+		FileName: d.FileName, LineNumber: d.LineNumber, Severity: d.Severity}
 }
 
 func (a *sessionActor) save() {

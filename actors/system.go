@@ -1,6 +1,11 @@
-// Package actors holds svc's actor kinds (app, session, request gate, flusher) and the actor
-// system they run in. Actors are protoactor-go actors: a struct with one Receive switch, state
-// touched only inside it. Messages that may cross nodes are protobuf (package actorpb).
+// Package actors holds svc's actor kinds and the actor system they run in: the app actor (live
+// issue day cells and journeys, app.go), session actors (ordering, journey walks, each event
+// counted once; session.go, walk.go), the flusher (rows to the event store, flusher.go), the
+// ingest step that hands accepted batches to them (ingest.go), and the directory that reaches
+// actors by identity (directory.go). The request gate that absorbs repeated request ids is not
+// an actor; it is package sinks/gate. Actors are protoactor-go actors: a struct with one Receive
+// switch, state touched only inside it. Messages that may cross nodes are protobuf (package
+// actorpb).
 package actors
 
 import (

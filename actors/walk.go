@@ -11,8 +11,9 @@ import (
 )
 
 // maxWalkSteps bounds the journey steps a session actor keeps in time order. A session with
-// more is walked on in arrival order: a later batch with older events is then not reordered
-// (its live journey may differ from the store's, which always follows event time).
+// more is walked on in arrival order: a later batch with older events is then not reordered,
+// and a screen event sent again is recognised only among the steps kept (its live journey may
+// differ from the store's, which always follows event time and holds each event once).
 const maxWalkSteps = 2000
 
 // journeyWalk follows a session's journey in event time, as the store's SessionWalks does, so
@@ -28,8 +29,9 @@ func walkStepOf(e *actorpb.SessionEvent) (*actorpb.WalkStep, bool) {
 	case e.Screen != "":
 		return &actorpb.WalkStep{Timestamp: e.Timestamp, Id: e.Id, Screen: e.Screen, Version: e.Version}, true
 	case e.GroupId != "" && model.JourneyKind(model.IssueClass(e.Class)) != "":
+		d := displayOf(e.Issue)
 		return &actorpb.WalkStep{Timestamp: e.Timestamp, Id: e.Id, GroupId: e.GroupId, Class: e.Class,
-			Title: e.Title, Version: e.Version}, true
+			Title: d.Title(), Version: e.Version}, true
 	}
 	return nil, false
 }
@@ -45,8 +47,8 @@ func stepCmp(a, b *actorpb.WalkStep) int {
 }
 
 // add takes a batch's events (in time order) and returns what to tell the app actor.
-func (w journeyWalk) add(events []*actorpb.SessionEvent) *actorpb.JourneyUpdate {
-	upd := &actorpb.JourneyUpdate{}
+func (w journeyWalk) add(events []*actorpb.SessionEvent) *actorpb.SessionUpdate {
+	upd := &actorpb.SessionUpdate{}
 	var fresh []*actorpb.WalkStep
 	for _, e := range events {
 		s, ok := walkStepOf(e)
@@ -82,7 +84,7 @@ func (w journeyWalk) add(events []*actorpb.SessionEvent) *actorpb.JourneyUpdate 
 	w.st.Steps = append(w.st.Steps, fresh...)
 	slices.SortFunc(w.st.Steps, stepCmp)
 	var walk model.Walk
-	again := &actorpb.JourneyUpdate{}
+	again := &actorpb.SessionUpdate{}
 	for _, s := range w.st.Steps {
 		w.step(&walk, s, again)
 	}
@@ -94,7 +96,7 @@ func (w journeyWalk) add(events []*actorpb.SessionEvent) *actorpb.JourneyUpdate 
 }
 
 // step walks one step, adding a first move or an issue to upd.
-func (w journeyWalk) step(walk *model.Walk, s *actorpb.WalkStep, upd *actorpb.JourneyUpdate) {
+func (w journeyWalk) step(walk *model.Walk, s *actorpb.WalkStep, upd *actorpb.SessionUpdate) {
 	if s.Screen != "" {
 		if from, first := walk.Step(s.Screen); first {
 			upd.Moves = append(upd.Moves, &actorpb.JourneyMove{From: from, To: s.Screen, Timestamp: s.Timestamp, Version: s.Version})

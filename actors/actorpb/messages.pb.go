@@ -231,7 +231,7 @@ func (x *SessionCheckReply) GetReason() string {
 	return ""
 }
 
-// SessionEvent is what a session actor keeps of one accepted event.
+// SessionEvent is what a session actor is told of one accepted event.
 type SessionEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Timestamp     int64                  `protobuf:"varint,1,opt,name=timestamp,proto3" json:"timestamp,omitempty"` // Unix nanoseconds
@@ -240,11 +240,11 @@ type SessionEvent struct {
 	Fatal         bool                   `protobuf:"varint,4,opt,name=fatal,proto3" json:"fatal,omitempty"`  // a crash: an unhandled exception
 	Anr           bool                   `protobuf:"varint,5,opt,name=anr,proto3" json:"anr,omitempty"`
 	Foreground    int32                  `protobuf:"varint,6,opt,name=foreground,proto3" json:"foreground,omitempty"`         // lifecycle_app: 1 foreground, 2 background; 0 no change
-	Version       *Version               `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`                // attribute.app_version and app_build
+	Version       *Version               `protobuf:"bytes,7,opt,name=version,proto3" json:"version,omitempty"`                // attribute.app_version and app_build (screen and issue events)
 	GroupId       string                 `protobuf:"bytes,8,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"` // an issue event's group id; empty otherwise
 	Class         uint32                 `protobuf:"varint,9,opt,name=class,proto3" json:"class,omitempty"`                   // its model.IssueClass
-	Title         string                 `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`                   // its journey title (type@file)
-	Id            []byte                 `protobuf:"bytes,11,opt,name=id,proto3" json:"id,omitempty"`                         // the event id (screen and issue events), to drop replayed duplicates
+	Id            []byte                 `protobuf:"bytes,11,opt,name=id,proto3" json:"id,omitempty"`                         // the event id (screen and issue events), to count each event once
+	Issue         *IssueDisplay          `protobuf:"bytes,12,opt,name=issue,proto3" json:"issue,omitempty"`                   // an issue event's display (model.IssueDisplay)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -342,18 +342,103 @@ func (x *SessionEvent) GetClass() uint32 {
 	return 0
 }
 
-func (x *SessionEvent) GetTitle() string {
-	if x != nil {
-		return x.Title
-	}
-	return ""
-}
-
 func (x *SessionEvent) GetId() []byte {
 	if x != nil {
 		return x.Id
 	}
 	return nil
+}
+
+func (x *SessionEvent) GetIssue() *IssueDisplay {
+	if x != nil {
+		return x.Issue
+	}
+	return nil
+}
+
+// IssueDisplay is a model.IssueDisplay: what a group list shows of an issue event.
+type IssueDisplay struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	MethodName    string                 `protobuf:"bytes,3,opt,name=method_name,json=methodName,proto3" json:"method_name,omitempty"`
+	FileName      string                 `protobuf:"bytes,4,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
+	LineNumber    int32                  `protobuf:"varint,5,opt,name=line_number,json=lineNumber,proto3" json:"line_number,omitempty"`
+	Severity      string                 `protobuf:"bytes,6,opt,name=severity,proto3" json:"severity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueDisplay) Reset() {
+	*x = IssueDisplay{}
+	mi := &file_messages_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueDisplay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueDisplay) ProtoMessage() {}
+
+func (x *IssueDisplay) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueDisplay.ProtoReflect.Descriptor instead.
+func (*IssueDisplay) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *IssueDisplay) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *IssueDisplay) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *IssueDisplay) GetMethodName() string {
+	if x != nil {
+		return x.MethodName
+	}
+	return ""
+}
+
+func (x *IssueDisplay) GetFileName() string {
+	if x != nil {
+		return x.FileName
+	}
+	return ""
+}
+
+func (x *IssueDisplay) GetLineNumber() int32 {
+	if x != nil {
+		return x.LineNumber
+	}
+	return 0
+}
+
+func (x *IssueDisplay) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
 }
 
 // WalkStep is a screen or issue event of a session's journey walk (model.WalkEvent with its id).
@@ -372,7 +457,7 @@ type WalkStep struct {
 
 func (x *WalkStep) Reset() {
 	*x = WalkStep{}
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -384,7 +469,7 @@ func (x *WalkStep) String() string {
 func (*WalkStep) ProtoMessage() {}
 
 func (x *WalkStep) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -397,7 +482,7 @@ func (x *WalkStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WalkStep.ProtoReflect.Descriptor instead.
 func (*WalkStep) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{5}
+	return file_messages_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WalkStep) GetTimestamp() int64 {
@@ -460,7 +545,7 @@ type Version struct {
 
 func (x *Version) Reset() {
 	*x = Version{}
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -472,7 +557,7 @@ func (x *Version) String() string {
 func (*Version) ProtoMessage() {}
 
 func (x *Version) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -485,7 +570,7 @@ func (x *Version) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Version.ProtoReflect.Descriptor instead.
 func (*Version) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{6}
+	return file_messages_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Version) GetName() string {
@@ -514,7 +599,7 @@ type SessionEvents struct {
 
 func (x *SessionEvents) Reset() {
 	*x = SessionEvents{}
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +611,7 @@ func (x *SessionEvents) String() string {
 func (*SessionEvents) ProtoMessage() {}
 
 func (x *SessionEvents) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +624,7 @@ func (x *SessionEvents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvents.ProtoReflect.Descriptor instead.
 func (*SessionEvents) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{7}
+	return file_messages_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SessionEvents) GetAppId() []byte {
@@ -580,17 +665,20 @@ type SessionState struct {
 	Edges        []string               `protobuf:"bytes,11,rep,name=edges,proto3" json:"edges,omitempty"` // the journey moves made so far (model.Walk.Edges)
 	// The journey walk in event-time order: its steps (bounded), the screen it is on, and what
 	// the app actor was told (so a batch that arrives out of time order can be corrected).
-	Steps         []*WalkStep     `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
-	WalkScreen    string          `protobuf:"bytes,13,opt,name=walk_screen,json=walkScreen,proto3" json:"walk_screen,omitempty"`
-	ToldMoves     []*JourneyMove  `protobuf:"bytes,14,rep,name=told_moves,json=toldMoves,proto3" json:"told_moves,omitempty"`
-	ToldIssues    []*JourneyIssue `protobuf:"bytes,15,rep,name=told_issues,json=toldIssues,proto3" json:"told_issues,omitempty"`
+	Steps      []*WalkStep     `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
+	WalkScreen string          `protobuf:"bytes,13,opt,name=walk_screen,json=walkScreen,proto3" json:"walk_screen,omitempty"`
+	ToldMoves  []*JourneyMove  `protobuf:"bytes,14,rep,name=told_moves,json=toldMoves,proto3" json:"told_moves,omitempty"`
+	ToldIssues []*JourneyIssue `protobuf:"bytes,15,rep,name=told_issues,json=toldIssues,proto3" json:"told_issues,omitempty"`
+	// The ids of the issue events counted, 16 bytes each in ascending byte order (bounded): an
+	// issue event sent again in another request is counted once.
+	IssueIds      []byte `protobuf:"bytes,16,opt,name=issue_ids,json=issueIds,proto3" json:"issue_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionState) Reset() {
 	*x = SessionState{}
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +690,7 @@ func (x *SessionState) String() string {
 func (*SessionState) ProtoMessage() {}
 
 func (x *SessionState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +703,7 @@ func (x *SessionState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
 func (*SessionState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{8}
+	return file_messages_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SessionState) GetAppId() []byte {
@@ -723,7 +811,15 @@ func (x *SessionState) GetToldIssues() []*JourneyIssue {
 	return nil
 }
 
-// AppBatch tells an app actor what one accepted batch held.
+func (x *SessionState) GetIssueIds() []byte {
+	if x != nil {
+		return x.IssueIds
+	}
+	return nil
+}
+
+// AppBatch tells an app actor what one accepted batch held (its debug state; the aggregates
+// come from the session actors, SessionUpdate).
 type AppBatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Events        uint32                 `protobuf:"varint,1,opt,name=events,proto3" json:"events,omitempty"`
@@ -732,7 +828,6 @@ type AppBatch struct {
 	Types         map[string]uint32      `protobuf:"bytes,4,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // events per type
 	First         int64                  `protobuf:"varint,5,opt,name=first,proto3" json:"first,omitempty"`                                                                           // earliest event or span time, Unix nanoseconds
 	Last          int64                  `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`                                                                             // latest
-	Cells         []*IssueCell           `protobuf:"bytes,7,rep,name=cells,proto3" json:"cells,omitempty"`                                                                            // the batch's issue events as day cells
 	Replay        bool                   `protobuf:"varint,8,opt,name=replay,proto3" json:"replay,omitempty"`                                                                         // replayed from the spool at start-up (see SessionEvents)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -740,7 +835,7 @@ type AppBatch struct {
 
 func (x *AppBatch) Reset() {
 	*x = AppBatch{}
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +847,7 @@ func (x *AppBatch) String() string {
 func (*AppBatch) ProtoMessage() {}
 
 func (x *AppBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +860,7 @@ func (x *AppBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBatch.ProtoReflect.Descriptor instead.
 func (*AppBatch) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{9}
+	return file_messages_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AppBatch) GetEvents() uint32 {
@@ -810,13 +905,6 @@ func (x *AppBatch) GetLast() int64 {
 	return 0
 }
 
-func (x *AppBatch) GetCells() []*IssueCell {
-	if x != nil {
-		return x.Cells
-	}
-	return nil
-}
-
 func (x *AppBatch) GetReplay() bool {
 	if x != nil {
 		return x.Replay
@@ -847,7 +935,7 @@ type IssueCell struct {
 
 func (x *IssueCell) Reset() {
 	*x = IssueCell{}
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +947,7 @@ func (x *IssueCell) String() string {
 func (*IssueCell) ProtoMessage() {}
 
 func (x *IssueCell) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +960,7 @@ func (x *IssueCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueCell.ProtoReflect.Descriptor instead.
 func (*IssueCell) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{10}
+	return file_messages_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IssueCell) GetGroupId() string {
@@ -973,32 +1061,34 @@ func (x *IssueCell) GetFirstTime() int64 {
 	return 0
 }
 
-// JourneyUpdate tells an app actor a session's first moves between screens and the screens
-// its crashes and ANRs happened on, from one batch (model.WalkSession).
-type JourneyUpdate struct {
+// SessionUpdate tells an app actor what one batch of a session adds to its aggregates: the
+// session's first moves between screens and the screens its crashes and ANRs happened on
+// (model.WalkSession), and its issue events not counted before, as day cells.
+type SessionUpdate struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Moves         []*JourneyMove         `protobuf:"bytes,1,rep,name=moves,proto3" json:"moves,omitempty"`
 	Issues        []*JourneyIssue        `protobuf:"bytes,2,rep,name=issues,proto3" json:"issues,omitempty"`
 	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"`
+	Cells         []*IssueCell           `protobuf:"bytes,4,rep,name=cells,proto3" json:"cells,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *JourneyUpdate) Reset() {
-	*x = JourneyUpdate{}
-	mi := &file_messages_proto_msgTypes[11]
+func (x *SessionUpdate) Reset() {
+	*x = SessionUpdate{}
+	mi := &file_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *JourneyUpdate) String() string {
+func (x *SessionUpdate) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*JourneyUpdate) ProtoMessage() {}
+func (*SessionUpdate) ProtoMessage() {}
 
-func (x *JourneyUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,30 +1099,37 @@ func (x *JourneyUpdate) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use JourneyUpdate.ProtoReflect.Descriptor instead.
-func (*JourneyUpdate) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+// Deprecated: Use SessionUpdate.ProtoReflect.Descriptor instead.
+func (*SessionUpdate) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{12}
 }
 
-func (x *JourneyUpdate) GetMoves() []*JourneyMove {
+func (x *SessionUpdate) GetMoves() []*JourneyMove {
 	if x != nil {
 		return x.Moves
 	}
 	return nil
 }
 
-func (x *JourneyUpdate) GetIssues() []*JourneyIssue {
+func (x *SessionUpdate) GetIssues() []*JourneyIssue {
 	if x != nil {
 		return x.Issues
 	}
 	return nil
 }
 
-func (x *JourneyUpdate) GetReplay() bool {
+func (x *SessionUpdate) GetReplay() bool {
 	if x != nil {
 		return x.Replay
 	}
 	return false
+}
+
+func (x *SessionUpdate) GetCells() []*IssueCell {
+	if x != nil {
+		return x.Cells
+	}
+	return nil
 }
 
 // JourneyMove is a session's first move from one screen to another.
@@ -1049,7 +1146,7 @@ type JourneyMove struct {
 
 func (x *JourneyMove) Reset() {
 	*x = JourneyMove{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1158,7 @@ func (x *JourneyMove) String() string {
 func (*JourneyMove) ProtoMessage() {}
 
 func (x *JourneyMove) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1171,7 @@ func (x *JourneyMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyMove.ProtoReflect.Descriptor instead.
 func (*JourneyMove) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JourneyMove) GetFrom() string {
@@ -1128,7 +1225,7 @@ type JourneyIssue struct {
 
 func (x *JourneyIssue) Reset() {
 	*x = JourneyIssue{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1237,7 @@ func (x *JourneyIssue) String() string {
 func (*JourneyIssue) ProtoMessage() {}
 
 func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1250,7 @@ func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssue.ProtoReflect.Descriptor instead.
 func (*JourneyIssue) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JourneyIssue) GetScreen() string {
@@ -1220,7 +1317,7 @@ type LiveQuery struct {
 
 func (x *LiveQuery) Reset() {
 	*x = LiveQuery{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1232,7 +1329,7 @@ func (x *LiveQuery) String() string {
 func (*LiveQuery) ProtoMessage() {}
 
 func (x *LiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1245,7 +1342,7 @@ func (x *LiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveQuery.ProtoReflect.Descriptor instead.
 func (*LiveQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LiveQuery) GetFrom() int64 {
@@ -1299,7 +1396,7 @@ type LiveReply struct {
 
 func (x *LiveReply) Reset() {
 	*x = LiveReply{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1408,7 @@ func (x *LiveReply) String() string {
 func (*LiveReply) ProtoMessage() {}
 
 func (x *LiveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1421,7 @@ func (x *LiveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveReply.ProtoReflect.Descriptor instead.
 func (*LiveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LiveReply) GetOk() bool {
@@ -1374,7 +1471,7 @@ type JourneyLink struct {
 
 func (x *JourneyLink) Reset() {
 	*x = JourneyLink{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1483,7 @@ func (x *JourneyLink) String() string {
 func (*JourneyLink) ProtoMessage() {}
 
 func (x *JourneyLink) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1496,7 @@ func (x *JourneyLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
 func (*JourneyLink) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JourneyLink) GetFrom() string {
@@ -1437,7 +1534,7 @@ type JourneyIssueCount struct {
 
 func (x *JourneyIssueCount) Reset() {
 	*x = JourneyIssueCount{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1546,7 @@ func (x *JourneyIssueCount) String() string {
 func (*JourneyIssueCount) ProtoMessage() {}
 
 func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1559,7 @@ func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
 func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JourneyIssueCount) GetScreen() string {
@@ -1511,7 +1608,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1620,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1633,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -1558,7 +1655,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1667,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1680,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -1628,7 +1725,7 @@ type AppState struct {
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1737,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1750,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -1758,7 +1855,7 @@ const file_messages_proto_rawDesc = "" +
 	"\x0eearliest_event\x18\x02 \x01(\x03R\rearliestEvent\";\n" +
 	"\x11SessionCheckReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa6\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xc6\x02\n" +
 	"\fSessionEvent\x12\x1c\n" +
 	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -1770,10 +1867,19 @@ const file_messages_proto_rawDesc = "" +
 	"foreground\x12-\n" +
 	"\aversion\x18\a \x01(\v2\x13.svc.actors.VersionR\aversion\x12\x19\n" +
 	"\bgroup_id\x18\b \x01(\tR\agroupId\x12\x14\n" +
-	"\x05class\x18\t \x01(\rR\x05class\x12\x14\n" +
-	"\x05title\x18\n" +
-	" \x01(\tR\x05title\x12\x0e\n" +
-	"\x02id\x18\v \x01(\fR\x02id\"\xc6\x01\n" +
+	"\x05class\x18\t \x01(\rR\x05class\x12\x0e\n" +
+	"\x02id\x18\v \x01(\fR\x02id\x12.\n" +
+	"\x05issue\x18\f \x01(\v2\x18.svc.actors.IssueDisplayR\x05issueJ\x04\b\n" +
+	"\x10\v\"\xb7\x01\n" +
+	"\fIssueDisplay\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1f\n" +
+	"\vmethod_name\x18\x03 \x01(\tR\n" +
+	"methodName\x12\x1b\n" +
+	"\tfile_name\x18\x04 \x01(\tR\bfileName\x12\x1f\n" +
+	"\vline_number\x18\x05 \x01(\x05R\n" +
+	"lineNumber\x12\x1a\n" +
+	"\bseverity\x18\x06 \x01(\tR\bseverity\"\xc6\x01\n" +
 	"\bWalkStep\x12\x1c\n" +
 	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\fR\x02id\x12\x16\n" +
@@ -1788,7 +1894,7 @@ const file_messages_proto_rawDesc = "" +
 	"\rSessionEvents\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x120\n" +
 	"\x06events\x18\x02 \x03(\v2\x18.svc.actors.SessionEventR\x06events\x12\x16\n" +
-	"\x06replay\x18\x03 \x01(\bR\x06replay\"\xfd\x03\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\"\x9a\x04\n" +
 	"\fSessionState\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x1d\n" +
 	"\n" +
@@ -1813,20 +1919,20 @@ const file_messages_proto_rawDesc = "" +
 	"\n" +
 	"told_moves\x18\x0e \x03(\v2\x17.svc.actors.JourneyMoveR\ttoldMoves\x129\n" +
 	"\vtold_issues\x18\x0f \x03(\v2\x18.svc.actors.JourneyIssueR\n" +
-	"toldIssues\"\xb4\x02\n" +
+	"toldIssues\x12\x1b\n" +
+	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\x8d\x02\n" +
 	"\bAppBatch\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
 	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
 	"\bsessions\x18\x03 \x03(\fR\bsessions\x125\n" +
 	"\x05types\x18\x04 \x03(\v2\x1f.svc.actors.AppBatch.TypesEntryR\x05types\x12\x14\n" +
 	"\x05first\x18\x05 \x01(\x03R\x05first\x12\x12\n" +
-	"\x04last\x18\x06 \x01(\x03R\x04last\x12+\n" +
-	"\x05cells\x18\a \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12\x16\n" +
+	"\x04last\x18\x06 \x01(\x03R\x04last\x12\x16\n" +
 	"\x06replay\x18\b \x01(\bR\x06replay\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\x97\x03\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01J\x04\b\a\x10\b\"\x97\x03\n" +
 	"\tIssueCell\x12\x19\n" +
 	"\bgroup_id\x18\x01 \x01(\tR\agroupId\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\rR\x05class\x12-\n" +
@@ -1845,11 +1951,12 @@ const file_messages_proto_rawDesc = "" +
 	"lineNumber\x12\x1a\n" +
 	"\bseverity\x18\r \x01(\tR\bseverity\x12\x1d\n" +
 	"\n" +
-	"first_time\x18\x0e \x01(\x03R\tfirstTime\"\x88\x01\n" +
-	"\rJourneyUpdate\x12-\n" +
+	"first_time\x18\x0e \x01(\x03R\tfirstTime\"\xb5\x01\n" +
+	"\rSessionUpdate\x12-\n" +
 	"\x05moves\x18\x01 \x03(\v2\x17.svc.actors.JourneyMoveR\x05moves\x120\n" +
 	"\x06issues\x18\x02 \x03(\v2\x18.svc.actors.JourneyIssueR\x06issues\x12\x16\n" +
-	"\x06replay\x18\x03 \x01(\bR\x06replay\"\x98\x01\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\x12+\n" +
+	"\x05cells\x18\x04 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\"\x98\x01\n" +
 	"\vJourneyMove\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1c\n" +
@@ -1923,56 +2030,58 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
 	(*SessionCheck)(nil),      // 2: svc.actors.SessionCheck
 	(*SessionCheckReply)(nil), // 3: svc.actors.SessionCheckReply
 	(*SessionEvent)(nil),      // 4: svc.actors.SessionEvent
-	(*WalkStep)(nil),          // 5: svc.actors.WalkStep
-	(*Version)(nil),           // 6: svc.actors.Version
-	(*SessionEvents)(nil),     // 7: svc.actors.SessionEvents
-	(*SessionState)(nil),      // 8: svc.actors.SessionState
-	(*AppBatch)(nil),          // 9: svc.actors.AppBatch
-	(*IssueCell)(nil),         // 10: svc.actors.IssueCell
-	(*JourneyUpdate)(nil),     // 11: svc.actors.JourneyUpdate
-	(*JourneyMove)(nil),       // 12: svc.actors.JourneyMove
-	(*JourneyIssue)(nil),      // 13: svc.actors.JourneyIssue
-	(*LiveQuery)(nil),         // 14: svc.actors.LiveQuery
-	(*LiveReply)(nil),         // 15: svc.actors.LiveReply
-	(*JourneyLink)(nil),       // 16: svc.actors.JourneyLink
-	(*JourneyIssueCount)(nil), // 17: svc.actors.JourneyIssueCount
-	(*Rebuild)(nil),           // 18: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 19: svc.actors.RebuildReply
-	(*AppState)(nil),          // 20: svc.actors.AppState
-	nil,                       // 21: svc.actors.AppBatch.TypesEntry
-	nil,                       // 22: svc.actors.AppState.TypesEntry
+	(*IssueDisplay)(nil),      // 5: svc.actors.IssueDisplay
+	(*WalkStep)(nil),          // 6: svc.actors.WalkStep
+	(*Version)(nil),           // 7: svc.actors.Version
+	(*SessionEvents)(nil),     // 8: svc.actors.SessionEvents
+	(*SessionState)(nil),      // 9: svc.actors.SessionState
+	(*AppBatch)(nil),          // 10: svc.actors.AppBatch
+	(*IssueCell)(nil),         // 11: svc.actors.IssueCell
+	(*SessionUpdate)(nil),     // 12: svc.actors.SessionUpdate
+	(*JourneyMove)(nil),       // 13: svc.actors.JourneyMove
+	(*JourneyIssue)(nil),      // 14: svc.actors.JourneyIssue
+	(*LiveQuery)(nil),         // 15: svc.actors.LiveQuery
+	(*LiveReply)(nil),         // 16: svc.actors.LiveReply
+	(*JourneyLink)(nil),       // 17: svc.actors.JourneyLink
+	(*JourneyIssueCount)(nil), // 18: svc.actors.JourneyIssueCount
+	(*Rebuild)(nil),           // 19: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 20: svc.actors.RebuildReply
+	(*AppState)(nil),          // 21: svc.actors.AppState
+	nil,                       // 22: svc.actors.AppBatch.TypesEntry
+	nil,                       // 23: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
-	6,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
-	6,  // 1: svc.actors.WalkStep.version:type_name -> svc.actors.Version
-	4,  // 2: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
-	5,  // 3: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
-	12, // 4: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
-	13, // 5: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
-	21, // 6: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
-	10, // 7: svc.actors.AppBatch.cells:type_name -> svc.actors.IssueCell
-	6,  // 8: svc.actors.IssueCell.version:type_name -> svc.actors.Version
-	12, // 9: svc.actors.JourneyUpdate.moves:type_name -> svc.actors.JourneyMove
-	13, // 10: svc.actors.JourneyUpdate.issues:type_name -> svc.actors.JourneyIssue
-	6,  // 11: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
-	6,  // 12: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
-	6,  // 13: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
-	10, // 14: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	16, // 15: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
-	17, // 16: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	22, // 17: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	7,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
+	5,  // 1: svc.actors.SessionEvent.issue:type_name -> svc.actors.IssueDisplay
+	7,  // 2: svc.actors.WalkStep.version:type_name -> svc.actors.Version
+	4,  // 3: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
+	6,  // 4: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
+	13, // 5: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
+	14, // 6: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
+	22, // 7: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	7,  // 8: svc.actors.IssueCell.version:type_name -> svc.actors.Version
+	13, // 9: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
+	14, // 10: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
+	11, // 11: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
+	7,  // 12: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
+	7,  // 13: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
+	7,  // 14: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
+	11, // 15: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
+	17, // 16: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
+	18, // 17: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
+	23, // 18: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -1986,7 +2095,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1314,8 +1314,9 @@ func (c *aClient) checkAll(t *testing.T) {
 // limit.
 func analyticsConfig(c *Config) { c.RateLimitUser = 1 << 20 }
 
-// restartNode stops tn and starts a node on the same data directory and stores.
-func restartNode(t *testing.T, backend string, tn *testNode, between func(dataDir string)) *testNode {
+// restartNode stops tn and starts a node on the same data directory and stores; tweaks
+// change the new node's config further.
+func restartNode(t *testing.T, backend string, tn *testNode, between func(dataDir string), tweaks ...func(*Config)) *testNode {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -1329,6 +1330,9 @@ func restartNode(t *testing.T, backend string, tn *testNode, between func(dataDi
 	return startNode(t, backend, func(c *Config) {
 		analyticsConfig(c)
 		c.DataDir, c.ClickHouseDSN, c.PostgresDSN = cfg.DataDir, cfg.ClickHouseDSN, cfg.PostgresDSN
+		for _, tw := range tweaks {
+			tw(c)
+		}
 	})
 }
 
