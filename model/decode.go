@@ -31,8 +31,8 @@ import (
 //   - user_defined_attribute: absent, null or an object; the legacy user_defined_attributes (the
 //     object as a JSON string, "{}" when empty) is used when the former is absent, null or {}.
 //   - timestamps: 0 to 9 fractional digits, 'Z' or ±hh:mm (ParseTimestamp); more digits are
-//     rejected. timestampInMillis must be an integer when present and is otherwise ignored:
-//     timestamp stays required (rule 3).
+//     rejected. timestampInMillis must be a number or null when present and is otherwise
+//     ignored: timestamp stays required (rule 3).
 //   - measure_sdk_version is service_sdk_version. os_name is matched without regard to case and
 //     stored lowercase ("iOS" → "ios"). thread_name must be present (rule 4) but may be "" (the
 //     iOS Flutter SDK sends ""). Other required attributes must be non-empty strings.
@@ -44,6 +44,10 @@ import (
 //     in_app optional; app_exit: REASON_/IMPORTANCE_ prefixes optional; warm_launch.is_lukewarm
 //     string or boolean). session_start may omit its empty member. Rule 6 is "no other event of
 //     the session is earlier": a tie is first (Android stamps session_start and cpu_usage alike).
+//   - Numbers (decode_num.go; the table per field is docs/ingest-numbers.md): an integer field
+//     takes any spelling of an integer in range (1.0, 1e3, -0); unsigned quantities round
+//     fractions, signed codes refuse them; user-defined integers beyond int64 are float64s.
+//     timestampInMillis takes any number (it is ignored).
 //   - Spans: parent_id null, absent or "" is a root span; span_name is accepted for name.
 //   - Unknown members: kept verbatim in Payload inside kind members and in Attributes.Extra inside
 //     attribute objects; elsewhere (event/span envelope, attachments, checkpoints) checked for
@@ -124,6 +128,7 @@ type decoder struct {
 	evs       []Event    // scratch for the events of a JSON body, see items
 	sps       []Span     // scratch for the spans of a JSON body
 	extraAttr []byte     // unknown members of the attribute object being read, as JSON
+	patches   []numPatch // integers of the kind member being read to write canonically (decode_num.go)
 }
 
 var decoderPool = sync.Pool{New: func() any { return &decoder{intern: make(map[string]string, 128)} }}
@@ -143,6 +148,7 @@ func (d *decoder) release() {
 	d.arena = nil
 	d.last = Attributes{}
 	d.extraAttr = d.extraAttr[:0]
+	d.patches = d.patches[:0]
 	if cap(d.scratch) > 1<<20 { // inline base64 attachments pass through it; bound what the pool keeps
 		d.scratch = nil
 	}
@@ -233,59 +239,6 @@ func (d *decoder) boolVal() (bool, error) {
 }
 
 func isNumStart(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
-
-// uintVal reads an integer in [0, max].
-func (d *decoder) uintVal(max uint64) (uint64, error) {
-	if !isNumStart(d.s.peek()) {
-		return 0, d.typeErr("a non-negative integer")
-	}
-	raw, isInt, err := d.s.num()
-	if err != nil {
-		return 0, err
-	}
-	if !isInt || raw[0] == '-' {
-		return 0, fieldErr("", "must be a non-negative integer, got "+clipValue(raw))
-	}
-	v, ok := parseUint64(raw)
-	if !ok || v > max {
-		return 0, fieldErr("", "must be at most "+strconv.FormatUint(max, 10)+", got "+clipValue(raw))
-	}
-	return v, nil
-}
-
-func (d *decoder) intVal() (int64, error) {
-	if !isNumStart(d.s.peek()) {
-		return 0, d.typeErr("an integer")
-	}
-	raw, isInt, err := d.s.num()
-	if err != nil {
-		return 0, err
-	}
-	if !isInt {
-		return 0, fieldErr("", "must be an integer, got "+clipValue(raw))
-	}
-	v, ok := parseInt64(raw)
-	if !ok {
-		return 0, fieldErr("", "must be within the int64 range, got "+clipValue(raw))
-	}
-	return v, nil
-}
-
-// floatVal reads any JSON number and checks |v| <= max.
-func (d *decoder) floatVal(max float64, name string) (float64, error) {
-	if !isNumStart(d.s.peek()) {
-		return 0, d.typeErr("a number")
-	}
-	raw, _, err := d.s.num()
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.Abs(v) > max {
-		return 0, fieldErr("", "must be within the "+name+" range, got "+clipValue(raw))
-	}
-	return v, nil
-}
 
 func parseUint64(raw []byte) (uint64, bool) {
 	var v uint64
@@ -570,11 +523,16 @@ func (d *decoder) event(e *Event) error {
 			}
 			have |= hasTimestamp
 		case "timestampInMillis": // legacy duplicate of timestamp (docs/architecture.md, "What real SDKs send"): checked, not used
+			// Any number or null: it is ignored, so no spelling of it (a fraction from a
+			// JavaScript clock, 1.7e12) is worth a batch.
 			if null, err := s.isNull(); !null {
 				if err != nil {
 					return underField(err, "timestampInMillis")
 				}
-				if _, err := d.intVal(); err != nil {
+				if !isNumStart(s.peek()) {
+					return underField(d.typeErr("a number"), "timestampInMillis")
+				}
+				if _, _, err := s.num(); err != nil {
 					return underField(err, "timestampInMillis")
 				}
 			}
@@ -664,6 +622,8 @@ func (d *decoder) event(e *Event) error {
 		if e.Type != "session_start" {
 			return fieldErr(e.Type, "is required: an event of type "+e.Type+" carries its fields in the member "+e.Type)
 		}
+	} else if len(d.patches) > 0 {
+		e.Payload = d.keepPatched(s.buf[kindStart:kindEnd], kindStart, kindWS)
 	} else {
 		e.Payload = d.keep(s.buf[kindStart:kindEnd], kindWS)
 	}
@@ -686,6 +646,7 @@ func (d *decoder) event(e *Event) error {
 // so the caller can treat it as absent.
 func (d *decoder) kindMember(sch *schema) (start, end int, null bool, err error) {
 	s := &d.s
+	d.patches = d.patches[:0]
 	if null, err := s.isNull(); null || err != nil {
 		return 0, 0, null, err
 	}
@@ -827,7 +788,7 @@ func (d *decoder) attachment(a *Attachment) error {
 			}
 		case "size":
 			var v uint64
-			if v, err = d.uintVal(math.MaxInt64); err == nil {
+			if v, _, err = d.uintVal(math.MaxInt64, true); err == nil {
 				a.Size = int64(v)
 			}
 		case "path":
@@ -968,19 +929,19 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			a.DeviceIsPhysical, err = d.boolVal()
 		case "device_density_dpi":
 			var n uint64
-			n, err = d.uintVal(math.MaxUint16)
+			n, _, err = d.uintVal(math.MaxUint16, true)
 			a.DeviceDensityDPI = uint16(n)
 		case "device_width_px":
 			var n uint64
-			n, err = d.uintVal(math.MaxUint16)
+			n, _, err = d.uintVal(math.MaxUint16, true)
 			a.DeviceWidthPx = uint16(n)
 		case "device_height_px":
 			var n uint64
-			n, err = d.uintVal(math.MaxUint16)
+			n, _, err = d.uintVal(math.MaxUint16, true)
 			a.DeviceHeightPx = uint16(n)
 		case "device_density":
 			var f float64
-			f, err = d.floatVal(math.MaxFloat32, "float32")
+			f, err = d.floatVal(32)
 			a.DeviceDensity = float32(f)
 		case "device_locale":
 			v, err = d.strVal()
@@ -1007,7 +968,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 			present |= aOSVersion
 		case "os_page_size":
 			var n uint64
-			n, err = d.uintVal(math.MaxUint8)
+			n, _, err = d.uintVal(math.MaxUint8, true)
 			a.OSPageSize = uint8(n)
 		case "network_type":
 			if v, err = d.strVal(); err == nil {
@@ -1143,8 +1104,9 @@ var udKeyChar = func() (t [256]bool) {
 
 // udAttrs reads a user_defined_attribute object (or null) into attributes sorted by key.
 // Canonical values: strings as they are, integers in base 10 (a number literal without fraction
-// or exponent is an int64), other numbers as float64 formatted with strconv 'g' -1 (so 1.0 is the
-// float64 "1"), booleans "true"/"false".
+// or exponent within int64 is an int64), other numbers as float64 formatted with strconv 'g' -1
+// (so 1.0 is the float64 "1", and 9223372036854776000, beyond int64, the float64
+// "9.223372036854776e+18"), booleans "true"/"false". See udValue.
 func (d *decoder) udAttrs() ([]UDAttr, error) {
 	s := &d.s
 	if null, err := s.isNull(); null || err != nil {
@@ -1224,21 +1186,31 @@ func (d *decoder) udValue(a *UDAttr) error {
 		if err != nil {
 			return err
 		}
+		// Decision: the literal's form gives the type, as the SDK's language wrote it. An
+		// integer literal within int64 is an int64, kept exactly. Any other number is a
+		// float64: a fraction or exponent (1.0 stays a float64: Dart and Kotlin write doubles
+		// so), and an integer literal beyond int64 (a JavaScript bridge writes Java's
+		// Long.MAX_VALUE as 9223372036854776000), which the reference system also reads as a
+		// float64 instead of refusing the batch. ud_expression compares int64 and float64
+		// values numerically (UDCmp), so such a value is found by either type's operators.
+		// Only a number beyond the float64 maximum (1e309, a 400-digit integer) is refused:
+		// no SDK can produce one (JavaScript writes Infinity as null).
 		if isInt {
-			v, ok := parseInt64(raw)
-			if !ok {
-				return fieldErr("", "integer value must be within the int64 range, got "+clipValue(raw))
+			if v, ok := parseInt64(raw); ok {
+				if v == 0 {
+					a.Type, a.Value = UDInt64, "0" // "-0"
+				} else {
+					a.Type, a.Value = UDInt64, d.str(raw)
+				}
+				return nil
 			}
-			if v == 0 {
-				a.Type, a.Value = UDInt64, "0" // "-0"
-			} else {
-				a.Type, a.Value = UDInt64, d.str(raw)
-			}
-			return nil
 		}
 		f, perr := strconv.ParseFloat(string(raw), 64)
 		if perr != nil || math.IsInf(f, 0) {
 			return fieldErr("", "number value must not exceed the float64 maximum, got "+clipValue(raw))
+		}
+		if f == 0 {
+			f = 0 // -0.0 and -1e-400: one canonical zero, as for integers
 		}
 		a.Type, a.Value = UDFloat64, strconv.FormatFloat(f, 'g', -1, 64)
 	default:
@@ -1378,7 +1350,7 @@ func (d *decoder) span(sp *Span) error {
 			have |= sSession
 		case "status":
 			var n uint64
-			if n, err = d.uintVal(math.MaxUint8); err == nil && n > 2 {
+			if n, _, err = d.uintVal(math.MaxUint8, false); err == nil && n > 2 {
 				err = fieldErr("", "must be 0 (unset), 1 (ok) or 2 (error), got "+strconv.FormatUint(n, 10))
 			}
 			sp.Status = uint8(n)
@@ -1390,7 +1362,7 @@ func (d *decoder) span(sp *Span) error {
 			sp.EndTime, err = d.timeVal()
 			have |= sEnd
 		case "duration":
-			sp.Duration, err = d.uintVal(math.MaxUint64)
+			sp.Duration, _, err = d.uintVal(math.MaxUint64, true)
 			have |= sDuration
 		case "checkpoints":
 			sp.Checkpoints, err = d.checkpoints()
@@ -1573,6 +1545,18 @@ func (d *decoder) object(sch *schema) error {
 	return nil
 }
 
+// kindUint reads an unsigned quantity of a kind member (fractions rounded) and records a patch
+// when it was not written as the plain integer.
+func (d *decoder) kindUint(max uint64) error {
+	d.s.ws()
+	start := d.s.pos
+	v, canon, err := d.uintVal(max, true)
+	if err == nil && !canon {
+		d.patchNum(start, v, false)
+	}
+	return err
+}
+
 // value checks one non-null member value against its field.
 func (d *decoder) value(f *field) error {
 	s := &d.s
@@ -1595,16 +1579,24 @@ func (d *decoder) value(f *field) error {
 		_, err := d.boolVal()
 		return err
 	case fUint64:
-		_, err := d.uintVal(math.MaxUint64)
-		return err
+		return d.kindUint(math.MaxUint64)
+	case fUint32:
+		return d.kindUint(math.MaxUint32)
 	case fUint16:
-		_, err := d.uintVal(math.MaxUint16)
-		return err
+		return d.kindUint(math.MaxUint16)
 	case fUint8:
-		_, err := d.uintVal(math.MaxUint8)
-		return err
+		return d.kindUint(math.MaxUint8)
 	case fInt:
-		_, err := d.intVal()
+		s.ws()
+		start := s.pos
+		v, canon, err := d.intVal()
+		if err == nil && !canon {
+			if v < 0 {
+				d.patchNum(start, uint64(-v), true) // -MinInt64 wraps to 1<<63: right as a uint64
+			} else {
+				d.patchNum(start, uint64(v), false)
+			}
+		}
 		return err
 	case fNumber:
 		if !isNumStart(s.peek()) {
@@ -1613,10 +1605,10 @@ func (d *decoder) value(f *field) error {
 		_, _, err := s.num()
 		return err
 	case fFloat32:
-		_, err := d.floatVal(math.MaxFloat32, "float32")
+		_, err := d.floatVal(32)
 		return err
 	case fFloat64:
-		_, err := d.floatVal(math.MaxFloat64, "float64")
+		_, err := d.floatVal(64)
 		return err
 	case fObject:
 		if s.peek() != '{' {

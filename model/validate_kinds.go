@@ -10,7 +10,10 @@ package model
 //     parent_fragment, status_code, trace and more as null); a required member that is null is
 //     reported as required.
 //   - A required string must not be empty.
-//   - uintN/int members must be JSON integer literals within range (no fraction, no exponent);
+//   - Numbers follow decode_num.go (the table is docs/ingest-numbers.md): uintN members are
+//     quantities, any number whose value rounds to an integer in range (1e3 and 1000.0 are 1000,
+//     1079.9999 is 1080); int members are codes, any number whose value is an integer within
+//     int64 (200.0 is 200, 200.5 is refused); the payload keeps such integers in plain form.
 //     float32/float64 members accept any JSON number within range (SDKs send x: 619 and
 //     x: 619.959 alike).
 //
@@ -25,6 +28,7 @@ const (
 	fString    ftype = iota + 1
 	fBool            // true or false
 	fUint64          // integer 0..2^64-1
+	fUint32          // integer 0..2^32-1
 	fUint16          // integer 0..65535
 	fUint8           // integer 0..255
 	fInt             // integer within int64
@@ -150,7 +154,9 @@ var anrSchema = &schema{fields: []field{
 var gestureClickSchema = &schema{fields: []field{
 	optStrField("target"), optStrField("target_id"),
 	optField("touch_down_time", fUint64), optField("touch_up_time", fUint64),
-	optField("width", fUint16), optField("height", fUint16),
+	// Spec: uint16. The target's size in pixels: a view inside scrolling content can be taller
+	// than 65535 px, and Android's view sizes are 32-bit, so up to 2^32-1 is kept as sent.
+	optField("width", fUint32), optField("height", fUint32),
 	reqField("x", fFloat32), reqField("y", fFloat32),
 }}
 
