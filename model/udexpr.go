@@ -106,10 +106,18 @@ type UDExpr struct {
 
 // UDCmp compares one user-defined attribute with a constant.
 //
-// Semantics (Eval): the attribute must exist with this Key and this Type, else the cmp is false
-// (neq included). Strings: eq/neq compare exactly; contains and startsWith ignore the case of
-// ASCII letters only (like ClickHouse's positionCaseInsensitive and lower()), so every backend
-// can give the same answer. int64 compares as integers, float64 as float64, bool as eq/neq.
+// Semantics (Eval): the attribute must exist with this Key and a matching type, else the cmp is
+// false (neq included). Strings: eq/neq compare exactly; contains and startsWith ignore the case
+// of ASCII letters only (like ClickHouse's positionCaseInsensitive and lower()), so every backend
+// can give the same answer. bool compares as eq/neq with bool attributes.
+//
+// Numbers: an int64 or a float64 cmp matches an attribute of either numeric type, and compares
+// the two numbers exactly, as mathematical values (never by converting an int64 to float64):
+// int64 gt 9223372036854775000 finds the float64 9.223372036854776e+18 (2^63) that ingest keeps
+// for an integer beyond int64, float64 eq 42 finds the int64 42, int64 eq 2 finds the float64 2,
+// and int64 eq 9007199254740993 does not find the float64 9007199254740992. The type of a cmp
+// only says how its constant is written. A string or bool attribute never matches a number.
+// OnInt and OnFloat restate a cmp for one attribute type, for translations into SQL.
 type UDCmp struct {
 	Key  string
 	Type UDType
@@ -441,10 +449,28 @@ func (x *UDExpr) Eval(attrs []UDAttr) bool {
 // Eval applies the comparison to attributes sorted by key (see UDCmp for the semantics).
 func (c *UDCmp) Eval(attrs []UDAttr) bool {
 	i := sort.Search(len(attrs), func(i int) bool { return attrs[i].Key >= c.Key })
-	if i == len(attrs) || attrs[i].Key != c.Key || attrs[i].Type != c.Type {
+	if i == len(attrs) || attrs[i].Key != c.Key {
 		return false
 	}
-	v := attrs[i].Value
+	v, t := attrs[i].Value, attrs[i].Type
+	if t != c.Type {
+		if !isNumber(t) || !isNumber(c.Type) {
+			return false
+		}
+		// An int64 cmp on a float64 attribute or the reverse: exact, across the types.
+		if t == UDFloat64 {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) {
+				return false
+			}
+			return compareOp(c.Op, cmpFloatInt(f, c.Int))
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return false
+		}
+		return compareOp(c.Op, -cmpFloatInt(c.Float, n))
+	}
 	switch c.Type {
 	case UDString, UDBool:
 		switch c.Op {
@@ -471,6 +497,97 @@ func (c *UDCmp) Eval(attrs []UDAttr) bool {
 		return compareOp(c.Op, cmp3(f, c.Float))
 	}
 	return false
+}
+
+func isNumber(t UDType) bool { return t == UDInt64 || t == UDFloat64 }
+
+// cmpFloatInt compares a float64 (not NaN) with an int64 exactly: -1, 0 or 1.
+func cmpFloatInt(f float64, n int64) int {
+	switch {
+	case f >= 0x1p63:
+		return 1
+	case f < -0x1p63:
+		return -1
+	}
+	t := math.Trunc(f) // in [-2^63, 2^63): its int64 is exact, and so is f - t
+	if c := cmp3(int64(t), n); c != 0 {
+		return c
+	}
+	return cmp3(f-t, 0)
+}
+
+// OnInt restates c for an int64 attribute value v: c holds for v exactly when "v op k" does,
+// unless always is +1 (it holds for every int64) or -1 (for none). For an int64 cmp it is c's own
+// operator and constant; a float64 constant becomes the integer bound that decides the same.
+func (c *UDCmp) OnInt() (op UDOp, k int64, always int) {
+	if c.Type != UDFloat64 {
+		return c.Op, c.Int, 0
+	}
+	f := c.Float
+	if f >= 0x1p63 || f < -0x1p63 { // every int64 is below f, or above it
+		below := f > 0
+		switch c.Op {
+		case UDOpEq:
+			return c.Op, 0, -1
+		case UDOpNeq:
+			return c.Op, 0, 1
+		case UDOpLt, UDOpLte:
+			return c.Op, 0, boolSign(below)
+		default: // gt, gte
+			return c.Op, 0, boolSign(!below)
+		}
+	}
+	fl := math.Floor(f)
+	k = int64(fl) // exact: fl is in [-2^63, 2^63)
+	if fl == f {
+		return c.Op, k, 0
+	}
+	// fl < f < fl+1: no int64 equals f, v > f ⇔ v > fl, v < f ⇔ v ≤ fl.
+	switch c.Op {
+	case UDOpEq:
+		return c.Op, 0, -1
+	case UDOpNeq:
+		return c.Op, 0, 1
+	case UDOpGt, UDOpGte:
+		return UDOpGt, k, 0
+	default: // lt, lte
+		return UDOpLte, k, 0
+	}
+}
+
+// OnFloat restates c for a float64 attribute value v (not NaN), as OnInt does for int64: an int64
+// constant that float64 cannot hold becomes the nearest float64 on the side that decides the
+// same (v > 2^53+1 ⇔ v ≥ 2^53+2).
+func (c *UDCmp) OnFloat() (op UDOp, k float64, always int) {
+	if c.Type != UDInt64 {
+		return c.Op, c.Float, 0
+	}
+	n := c.Int
+	f := float64(n)
+	if cmpFloatInt(f, n) == 0 {
+		return c.Op, f, 0
+	}
+	lo, hi := f, math.Nextafter(f, math.Inf(1)) // the doubles around n
+	if cmpFloatInt(f, n) > 0 {
+		lo, hi = math.Nextafter(f, math.Inf(-1)), f
+	}
+	switch c.Op {
+	case UDOpEq:
+		return c.Op, 0, -1
+	case UDOpNeq:
+		return c.Op, 0, 1
+	case UDOpGt, UDOpGte:
+		return UDOpGte, hi, 0
+	default: // lt, lte
+		return UDOpLte, lo, 0
+	}
+}
+
+func boolSign(b bool) int {
+	if b {
+		return 1
+	}
+	return -1
 }
 
 func cmp3[T int64 | float64](a, b T) int {

@@ -189,11 +189,14 @@ func TestUDExprEval(t *testing.T) {
 		// bools
 		{cmpJSON("premium", "bool", "eq", `"true"`), true},
 		{cmpJSON("premium", "bool", "neq", `true`), false},
-		// a missing key or another type is false, neq included
+		// a missing key or another type is false, neq included; but int64 and float64 compare
+		// numerically with each other (udexpr_num_test.go has the rest)
 		{cmpJSON("missing", "string", "neq", `"x"`), false},
-		{cmpJSON("n", "float64", "eq", `"42"`), false},
+		{cmpJSON("n", "float64", "eq", `"42"`), true},
 		{cmpJSON("n", "string", "eq", `"42"`), false},
-		{cmpJSON("f", "int64", "gt", `"0"`), false},
+		{cmpJSON("f", "int64", "gt", `"0"`), true},
+		{cmpJSON("f", "int64", "eq", `"1"`), false},
+		{cmpJSON("premium", "int64", "neq", `"1"`), false},
 		// and means and, or means or
 		{`{"and":[` + cmpJSON("n", "int64", "eq", `"42"`) + `,` + cmpJSON("premium", "bool", "eq", `"false"`) + `]}`, false},
 		{`{"and":[` + cmpJSON("n", "int64", "eq", `"42"`) + `,` + cmpJSON("premium", "bool", "eq", `"true"`) + `]}`, true},
