@@ -59,7 +59,7 @@ type group struct {
 
 // Query is the dashboard request that shows the crash groups, ready to paste into a shell.
 func (r *Result) Query(base string) string {
-	return fmt.Sprintf("curl -H 'Authorization: Bearer %s' %s/apps/%s/crashGroups", r.AccessToken, base, r.AppID)
+	return fmt.Sprintf("curl -sS -H 'Authorization: Bearer %s' %s/apps/%s/crashGroups", r.AccessToken, base, r.AppID)
 }
 
 // Load creates (or reuses) the demo user, creates an app, sends every template once with fresh

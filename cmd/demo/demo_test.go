@@ -221,7 +221,7 @@ func TestCommandBackgroundNode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	m := regexp.MustCompile(`curl -H 'Authorization: Bearer (\S+)' (http://(\S+))/apps/(\S+)/crashGroups`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`curl -sS -H 'Authorization: Bearer (\S+)' (http://(\S+))/apps/(\S+)/crashGroups`).FindStringSubmatch(out)
 	if m == nil || !strings.Contains(out, "Stop it with: SVC_DATA_DIR="+dir+" make demo-stop") {
 		t.Fatalf("no query or stop line in:\n%s", out)
 	}

@@ -170,7 +170,7 @@ func report(w io.Writer, r *Result, base, adminAddr, dataDir string, started boo
 		tokenCmd = fmt.Sprintf("./bin/svc admin --admin-addr %s --data-dir %s token --email %s", adminAddr, dataDir, r.Email)
 	}
 	fmt.Fprintf(w, `
-The dashboard query (crash groups of the last 7 days, newest data included):
+The dashboard query (the app's crash groups over the default window, the last 7 days):
 
   %s
 
