@@ -286,9 +286,10 @@ func (b *bucketer) start(ts int64) int64 {
 	return b.lo
 }
 
-// IssueCells aggregates the matching issue events into cells; see sinks.Analytics. It scans
-// the window newest first, so the first event of a cell is its latest and later ones rarely
-// replace the display (IssueCell.Later decides, ties included).
+// IssueCells aggregates the matching issue events into cells (IssueCell.Merge of one event at
+// a time); see sinks.Analytics. It scans the window newest first, so the first event of a cell
+// is its latest and later ones rarely replace the display (IssueCell.Later decides, ties
+// included).
 func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Cells) ([]model.IssueCell, error) {
 	type cellKey struct {
 		group  string
@@ -330,13 +331,11 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 				idx[k] = i
 				cells = append(cells, model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket})
 			}
+			// The event as a cell of one, its display still aliasing the row: cloned only
+			// when it becomes the cell's latest.
+			one := model.IssueCell{Class: k.class, Count: 1, FirstTime: ts, LastTime: ts, LastID: e.ID, Last: e.Facts.Issue}
 			c := &cells[i]
-			c.Count++
-			if !ok || ts < c.FirstTime {
-				c.FirstTime = ts
-			}
-			if !ok || c.Later(ts, e.ID) {
-				c.LastTime, c.LastID = ts, e.ID
+			if c.Merge(&one) {
 				d := &e.Facts.Issue
 				c.Last = model.IssueDisplay{Type: strs.get(d.Type), Message: strings.Clone(d.Message),
 					MethodName: strs.get(d.MethodName), FileName: strs.get(d.FileName),
