@@ -1,4 +1,5 @@
-# The two commands a newcomer needs: `make run` (serve, embedded, no services) and `make test`.
+# The commands a newcomer needs: `make run` (serve, embedded, no services), `make demo` (data to
+# look at: a user, an app, the recorded SDK batches and a dashboard query) and `make test`.
 GO      ?= go
 BIN     := bin/svc
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
