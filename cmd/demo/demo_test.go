@@ -202,8 +202,11 @@ func TestCommandBackgroundNode(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/svc-dev/svc/cmd/svc").CombinedOutput(); err != nil {
 		t.Fatalf("build svc: %v\n%s", err, out)
 	}
-	for _, k := range []string{"SVC_ADMIN_TOKEN", "SVC_CLICKHOUSE_DSN", "SVC_POSTGRES_DSN", "SVC_S3_ENDPOINT"} {
-		t.Setenv(k, "")
+	// The node serves what the test asks for: embedded stores, whatever svc settings the shell has.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SVC_") && !strings.HasPrefix(k, "SVC_TEST_") {
+			t.Setenv(k, "")
+		}
 	}
 	dir := t.TempDir()
 	t.Cleanup(func() { // a failed test must not leave the node behind
