@@ -157,11 +157,18 @@ func udList(q *query, xs []model.UDExpr, op string) {
 // udCmp appends one comparison. indexOf finds the first position of the key (Eval's binary
 // search finds the first of the sorted keys) and 0 when it is absent, where ud_types[0] is 0,
 // never a type: a missing key or another type is false for every operator, neq included.
+// int64 and float64 cmps match attributes of both numeric types (model.UDCmp): one branch per
+// stored type, each with the cmp restated for that type (OnInt, OnFloat), so that both compare
+// exactly.
 func udCmp(q *query, c *model.UDCmp) {
 	val := func() { q.sql("ud_values[indexOf(ud_keys, ?)]", c.Key) }
-	q.sql("(ud_types[indexOf(ud_keys, ?)] = "+strconv.Itoa(int(c.Type))+" AND ", c.Key)
+	isType := func(t model.UDType) {
+		q.sql("ud_types[indexOf(ud_keys, ?)] = "+strconv.Itoa(int(t))+" AND ", c.Key)
+	}
 	switch c.Type {
 	case model.UDString, model.UDBool:
+		q.sql("(")
+		isType(c.Type)
 		switch c.Op {
 		case model.UDOpEq:
 			val()
@@ -181,25 +188,39 @@ func udCmp(q *query, c *model.UDCmp) {
 		default:
 			q.sql("0")
 		}
-	case model.UDInt64:
-		op, ok := sqlOps[c.Op]
-		if !ok {
-			q.sql("0")
-			break
-		}
-		// Integer parsing is exact; a value that does not parse is false, as in Eval.
-		q.sql("isNotNull(toInt64OrNull(")
-		val()
-		q.sql(")) AND toInt64OrZero(")
-		val()
-		q.sql(") "+op+" ?", c.Int)
-		// ? renders c.Int as an integer literal: exact.
-	case model.UDFloat64:
-		udFloat(q, c, val)
+		q.sql(")")
+	case model.UDInt64, model.UDFloat64:
+		q.sql("((")
+		isType(model.UDInt64)
+		udInt(q, c, val)
+		q.sql(") OR (")
+		isType(model.UDFloat64)
+		op, k, always := c.OnFloat()
+		udFloat(q, &model.UDCmp{Key: c.Key, Type: model.UDFloat64, Op: op, Float: k}, always, val)
+		q.sql("))")
 	default:
 		q.sql("0")
 	}
-	q.sql(")")
+}
+
+// udInt appends the comparison of an int64 attribute value with c restated by OnInt.
+// Integer parsing is exact; a value that does not parse is false, as in Eval.
+func udInt(q *query, c *model.UDCmp, val func()) {
+	op, k, always := c.OnInt()
+	sqlOp, ok := sqlOps[op]
+	if !ok || always < 0 {
+		q.sql("0")
+		return
+	}
+	q.sql("isNotNull(toInt64OrNull(")
+	val()
+	q.sql("))")
+	if always > 0 {
+		return
+	}
+	q.sql(" AND toInt64OrZero(")
+	val()
+	q.sql(") "+sqlOp+" ?", k) // ? renders k as an integer literal: exact
 }
 
 var sqlOps = map[model.UDOp]string{
@@ -217,11 +238,20 @@ const floatBand = 8
 // udFloat appends a float comparison that is exact whatever the server's float parser: the
 // canonical texts of the doubles within floatBand of the constant are decided here, by their
 // exact values; any other value is compared after parsing, where parse errors cannot flip the
-// order. NaN is false for every operator (Eval), also for neq.
-func udFloat(q *query, c *model.UDCmp, val func()) {
+// order. NaN is false for every operator (Eval), also for neq. always is OnFloat's: +1 for
+// every (non-NaN) value, -1 for none.
+func udFloat(q *query, c *model.UDCmp, always int, val func()) {
 	op, ok := sqlOps[c.Op]
-	if !ok {
+	if !ok || always < 0 {
 		q.sql("0")
+		return
+	}
+	if always > 0 {
+		q.sql("isNotNull(toFloat64OrNull(")
+		val()
+		q.sql(")) AND NOT isNaN(toFloat64OrZero(")
+		val()
+		q.sql("))")
 		return
 	}
 	var yes, band []string

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) sinks.EventStore) {
 	t.Run("LargeBatch", func(t *testing.T) { testLargeBatch(t, opened(t)) })
 	t.Run("DeleteBefore", func(t *testing.T) { testDeleteBefore(t, opened(t)) })
 	t.Run("Usage", func(t *testing.T) { testUsage(t, opened(t)) })
+	t.Run("Numbers", func(t *testing.T) { testNumbers(t, opened(t)) }) // numbers.go
 }
 
 func ctx(t *testing.T) context.Context {
