@@ -1,11 +1,12 @@
 # The commands a newcomer needs: `make run` (serve, embedded, no services), `make demo` (data to
 # look at: a user, an app, the recorded SDK batches and a dashboard query) and `make test`.
 GO      ?= go
+FUZZTIME ?= 10s
 BIN     := bin/svc
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run demo demo-stop test stack bench bench-quick bench-go generate deps vet clean
+.PHONY: build run demo demo-stop test fuzz stack bench bench-quick bench-go generate deps vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/svc
@@ -42,6 +43,11 @@ test: deps vet
 	$(GO) build -o bin/testsum ./cmd/testsum
 	$(GO) build -o bin/testenv ./cmd/testenv
 	./bin/testenv -- ./bin/testsum -- $(GO) test -json -count=1 -timeout 45m -v ./...
+
+## fuzz: every go fuzz target of the repository for FUZZTIME (default 10s) each; CI runs it
+## after make test. Inputs that fail are kept in the package's testdata/fuzz/ to replay.
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash deploy/local/fuzz.sh
 
 vet:
 	$(GO) vet ./...
