@@ -15,4 +15,4 @@ for pkg in $($go list ./...); do
 		n=$((n + 1))
 	done
 done
-echo "fuzz: $n targets ran for $fuzztime each, no failure"
+echo "fuzz: $n passed, 0 failed"   # each target ran $fuzztime without a failing input
