@@ -1,6 +1,12 @@
 // Package sinks defines svc's storage interfaces. Each interface's doc comment is its contract;
-// the backends are sibling packages (embedded Badger, ClickHouse, Postgres, local disk, S3) and
-// the conformance package holds the one test suite every backend of an interface must pass.
+// the backends are sibling packages: EventStore and Analytics in badgerevents (embedded) and
+// clickhouse, MetaStore in badgermeta (embedded) and postgres, BlobStore in localblob (embedded)
+// and s3blob. Each interface has one conformance suite every backend of it must pass:
+// eventstest (EventStore and Analytics, with Reference, the brute-force answer of Analytics),
+// metatest (MetaStore) and blobtest (BlobStore); sinktest starts the servers the production
+// backends are tested on. The node's own durable structures are here too, behind no
+// interface: spool (the write-ahead log of accepted batches), gate (the request gate of
+// PUT /events) and badgerdb (the Badger databases of a data directory).
 package sinks
 
 import (
@@ -71,9 +77,11 @@ type EventStore interface {
 
 // Analytics answers the dashboard's crash, ANR, journey and health queries over an event
 // store's events. Both event stores implement it; sinks/eventstest checks every method against
-// the Go definitions in model (EventFilter.Match, IssueQuery.MatchIssue, UDExpr.Eval), so that
-// the SQL of one backend and the Go of the other agree. Events are those stored (a row written
-// twice counts once); spans never count. Times are Unix nanoseconds, windows [From, To).
+// a brute-force reference (eventstest.Reference) built on the Go definitions in model
+// (EventFilter.Match, IssueQuery.MatchIssue, UDExpr.Eval), so that the SQL of one backend and
+// the Go of the other agree. Events are those stored (a row written twice counts once); spans
+// never count. Times are Unix nanoseconds, windows [From, To). Events of one timestamp are
+// ordered by event id, compared as bytes, wherever an order is asked for.
 type Analytics interface {
 	// IssueCells aggregates the issue events matching q into model.IssueCell per (group id,
 	// class, version, bucket): the count, and the latest event (greatest (timestamp, id)) with
@@ -99,13 +107,18 @@ type Analytics interface {
 	FilterValues(ctx context.Context, app uuid.UUID, class model.IssueClass) (model.FilterValues, error)
 	// SessionWalks calls fn once per session selected by q (model.WalkQuery) with all of the
 	// session's walk events (screen events, and crash and ANR events with a group), ascending by
-	// timestamp. Sessions come in no particular order. fn's slice is reused after it returns.
-	// An error from fn stops the walk and is returned.
+	// timestamp, then event id. Without GroupID a session is selected by a walk event in the
+	// window (a handled exception alone selects none); with GroupID by an issue event of that
+	// group and class in it, and a session so selected that has no walk event gets an empty
+	// slice. Sessions come in no particular order. fn's slice is reused after it returns. An
+	// error from fn stops the walk and is returned.
 	SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(session uuid.UUID, events []model.WalkEvent) error) error
 	// PathSessions returns, for the n sessions whose latest issue event of the group and class
-	// is the most recent (newest first), the session's events up to and including that issue
-	// event, oldest first, at most steps of them (the last ones), leaving out cpu_usage,
-	// memory_usage and memory_usage_absolute events (model.IsSample). Every field as stored.
+	// is the most recent (newest first; latest and most recent by timestamp, then event id),
+	// the session's events up to and including that issue event in that order (an event at its
+	// timestamp with a greater id is after it), oldest first, at most steps of them (the last
+	// ones), leaving out cpu_usage, memory_usage and memory_usage_absolute events
+	// (model.IsSample). Every field as stored.
 	PathSessions(ctx context.Context, app uuid.UUID, class model.IssueClass, groupID string, n, steps int) ([][]model.Event, error)
 }
 

@@ -1,7 +1,6 @@
 package badgerevents
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,9 +21,8 @@ import (
 
 // The tests here aim at what can go wrong in this backend: the bounds of its forward and
 // reverse scans (From, To, paging keys, equal timestamps), other apps' rows next to the app's
-// in key order, rows retention deleted, and the in-place decoder. Expected answers come from a
-// brute-force reference over the written events, written from the contract with the model's
-// definitions (MatchIssue, Later, BucketStart, Before), not from this package's code.
+// in key order, rows retention deleted, and the in-place decoder. Expected answers come from
+// the contract's one brute-force reference, eventstest.Reference, over the written events.
 
 const genBase = int64(1_780_000_000_123_456_789) // 2026-05-28, odd nanoseconds
 
@@ -97,337 +94,6 @@ func genEvents(seed uint64, app uuid.UUID, n int, base int64, sessions []uuid.UU
 	return out
 }
 
-func idCmp(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
-
-// sortInstance sorts events in the instance order: timestamp, then id, descending.
-func sortInstance(evs []model.Event) {
-	slices.SortFunc(evs, func(a, b model.Event) int {
-		if a.Timestamp != b.Timestamp {
-			return compareInt(b.Timestamp, a.Timestamp)
-		}
-		return idCmp(b.ID, a.ID)
-	})
-}
-
-func versionOfEvent(e *model.Event) model.AppVersion {
-	return model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
-}
-
-func refCells(evs []model.Event, q *model.IssueQuery, by model.Cells) []model.IssueCell {
-	type key struct {
-		g string
-		c model.IssueClass
-		v model.AppVersion
-		b int64
-	}
-	m := map[key]*model.IssueCell{}
-	for i := range evs {
-		e := &evs[i]
-		if !q.MatchIssue(e) {
-			continue
-		}
-		k := key{e.Facts.GroupID, model.ClassOf(e.Type, &e.Facts), versionOfEvent(e), 0}
-		if by.Bucketed {
-			k.b = model.BucketStart(time.Unix(0, e.Timestamp), by.By).UnixNano()
-		}
-		c := m[k]
-		if c == nil {
-			c = &model.IssueCell{GroupID: k.g, Class: k.c, Version: k.v, Bucket: k.b, FirstTime: math.MaxInt64, LastTime: math.MinInt64}
-			m[k] = c
-		}
-		c.Count++
-		c.FirstTime = min(c.FirstTime, e.Timestamp)
-		if c.Later(e.Timestamp, e.ID) {
-			c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
-		}
-	}
-	out := []model.IssueCell{}
-	for _, c := range m {
-		out = append(out, *c)
-	}
-	return sortCells(out)
-}
-
-func sortCells(cs []model.IssueCell) []model.IssueCell {
-	slices.SortFunc(cs, func(a, b model.IssueCell) int {
-		return cmpAll(strings.Compare(a.GroupID, b.GroupID), int(a.Class)-int(b.Class),
-			strings.Compare(a.Version.Name, b.Version.Name), strings.Compare(a.Version.Code, b.Version.Code),
-			compareInt(a.Bucket, b.Bucket))
-	})
-	return cs
-}
-
-func cmpAll(cs ...int) int {
-	for _, c := range cs {
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
-func refIssueEvents(evs []model.Event, q *model.IssueQuery) []model.Event {
-	var out []model.Event
-	for i := range evs {
-		if q.MatchIssue(&evs[i]) {
-			out = append(out, evs[i])
-		}
-	}
-	sortInstance(out)
-	return out
-}
-
-// refPage is EventPage over the whole list in instance order.
-func refPage(all []model.Event, p model.EventPage) []model.Event {
-	out := []model.Event{}
-	switch {
-	case p.Key == nil:
-		out = append(out, all[:min(p.Limit, len(all))]...)
-	case !p.Backward:
-		for i := range all {
-			if p.Key.Before(all[i].Timestamp, all[i].ID) && len(out) < p.Limit {
-				out = append(out, all[i])
-			}
-		}
-	default:
-		var newer []model.Event
-		for i := range all {
-			e := &all[i]
-			if !p.Key.Before(e.Timestamp, e.ID) && (e.Timestamp != p.Key.Timestamp || e.ID != p.Key.ID) {
-				newer = append(newer, *e)
-			}
-		}
-		out = append(out, newer[max(0, len(newer)-p.Limit):]...)
-	}
-	return out
-}
-
-func refSessionBuckets(evs []model.Event, f *model.EventFilter, by model.PlotTimeGroup) []model.SessionBucket {
-	type key struct {
-		v model.AppVersion
-		b int64
-	}
-	type sets struct{ all, crash, anr map[uuid.UUID]bool }
-	m := map[key]*sets{}
-	for i := range evs {
-		e := &evs[i]
-		if !f.Match(e) {
-			continue
-		}
-		k := key{versionOfEvent(e), model.BucketStart(time.Unix(0, e.Timestamp), by).UnixNano()}
-		s := m[k]
-		if s == nil {
-			s = &sets{map[uuid.UUID]bool{}, map[uuid.UUID]bool{}, map[uuid.UUID]bool{}}
-			m[k] = s
-		}
-		s.all[e.SessionID] = true
-		if e.Type == "exception" && e.Facts.Fatal {
-			s.crash[e.SessionID] = true
-		}
-		if e.Type == "anr" {
-			s.anr[e.SessionID] = true
-		}
-	}
-	out := []model.SessionBucket{}
-	for k, s := range m {
-		out = append(out, model.SessionBucket{Version: k.v, Bucket: k.b, Sessions: uint64(len(s.all)),
-			Crashed: uint64(len(s.crash)), WithANR: uint64(len(s.anr))})
-	}
-	return sortBuckets(out)
-}
-
-func sortBuckets(bs []model.SessionBucket) []model.SessionBucket {
-	slices.SortFunc(bs, func(a, b model.SessionBucket) int {
-		return cmpAll(strings.Compare(a.Version.Name, b.Version.Name), strings.Compare(a.Version.Code, b.Version.Code),
-			compareInt(a.Bucket, b.Bucket))
-	})
-	return bs
-}
-
-// refMetrics counts as the SQL would: uniq sessions under a condition per side.
-func refMetrics(evs []model.Event, from, to int64, sel *model.AppVersion) model.MetricsInput {
-	var in model.MetricsInput
-	all := map[uuid.UUID]bool{}
-	type side struct{ sess, crash, crashFg, anr, anrFg map[uuid.UUID]bool }
-	newSide := func() side {
-		return side{map[uuid.UUID]bool{}, map[uuid.UUID]bool{}, map[uuid.UUID]bool{}, map[uuid.UUID]bool{}, map[uuid.UUID]bool{}}
-	}
-	sides := [2]side{newSide(), newSide()}
-	var launches [2]map[string][]float64
-	launches[0], launches[1] = map[string][]float64{}, map[string][]float64{}
-	for i := range evs {
-		e := &evs[i]
-		if e.Timestamp < from || e.Timestamp >= to {
-			continue
-		}
-		s := 0
-		if sel != nil && versionOfEvent(e) != *sel {
-			s = 1
-		}
-		all[e.SessionID] = true
-		sides[s].sess[e.SessionID] = true
-		if e.Type == "exception" && e.Facts.Fatal {
-			sides[s].crash[e.SessionID] = true
-			if e.Facts.Foreground {
-				sides[s].crashFg[e.SessionID] = true
-			}
-		}
-		if e.Type == "anr" {
-			sides[s].anr[e.SessionID] = true
-			if e.Facts.Foreground {
-				sides[s].anrFg[e.SessionID] = true
-			}
-		}
-		if e.Facts.LaunchKind != "" {
-			launches[s][e.Facts.LaunchKind] = append(launches[s][e.Facts.LaunchKind], e.Facts.LaunchMs)
-		}
-	}
-	in.AllSessions = uint64(len(all))
-	for i, c := range [...]*model.SessionCounts{&in.Selected, &in.Others} {
-		s := sides[i]
-		*c = model.SessionCounts{Sessions: uint64(len(s.sess)), Crashed: uint64(len(s.crash)),
-			CrashedForeground: uint64(len(s.crashFg)), ANR: uint64(len(s.anr)), ANRForeground: uint64(len(s.anrFg))}
-	}
-	for i, l := range [...]*model.Launches{&in.SelectedLaunch, &in.OthersLaunch} {
-		l.Cold = model.SummarizeLaunches(launches[i]["cold"])
-		l.Warm = model.SummarizeLaunches(launches[i]["warm"])
-		l.Hot = model.SummarizeLaunches(launches[i]["hot"])
-	}
-	return in
-}
-
-func refFilterValues(evs []model.Event, class model.IssueClass) model.FilterValues {
-	first := map[model.AppVersion]int64{}
-	oses := map[model.OSVersion]bool{}
-	var sets [6]map[string]bool
-	for i := range sets {
-		sets[i] = map[string]bool{}
-	}
-	ud := map[model.UDKey]bool{}
-	for i := range evs {
-		e := &evs[i]
-		if class != 0 && model.ClassOf(e.Type, &e.Facts) != class {
-			continue
-		}
-		if v := versionOfEvent(e); v != (model.AppVersion{}) {
-			if t, ok := first[v]; !ok || e.Timestamp < t {
-				first[v] = e.Timestamp
-			}
-		}
-		a := &e.Attribute
-		if o := (model.OSVersion{Name: a.OSName, Version: a.OSVersion}); o != (model.OSVersion{}) {
-			oses[o] = true
-		}
-		for j, s := range []string{a.DeviceName, a.DeviceManufacturer, a.DeviceLocale, a.NetworkProvider, a.NetworkType, a.NetworkGeneration} {
-			if s != "" {
-				sets[j][s] = true
-			}
-		}
-		for _, u := range e.UserDefined {
-			ud[model.UDKey{Key: u.Key, Type: u.Type.String()}] = true
-		}
-	}
-	keys := func(m map[string]bool) []string {
-		out := []string{}
-		for k := range m {
-			out = append(out, k)
-		}
-		slices.Sort(out)
-		return out
-	}
-	fv := model.FilterValues{Versions: []model.AppVersion{}, OSVersions: []model.OSVersion{}, UDKeys: []model.UDKey{},
-		DeviceNames: keys(sets[0]), DeviceManufacturers: keys(sets[1]), Locales: keys(sets[2]),
-		NetworkProviders: keys(sets[3]), NetworkTypes: keys(sets[4]), NetworkGenerations: keys(sets[5])}
-	for v := range first {
-		fv.Versions = append(fv.Versions, v)
-	}
-	slices.SortFunc(fv.Versions, func(a, b model.AppVersion) int {
-		return cmpAll(compareInt(first[b], first[a]), strings.Compare(b.Name, a.Name), strings.Compare(b.Code, a.Code))
-	})
-	for o := range oses {
-		fv.OSVersions = append(fv.OSVersions, o)
-	}
-	slices.SortFunc(fv.OSVersions, func(a, b model.OSVersion) int {
-		return cmpAll(strings.Compare(a.Name, b.Name), strings.Compare(a.Version, b.Version))
-	})
-	for k := range ud {
-		fv.UDKeys = append(fv.UDKeys, k)
-	}
-	slices.SortFunc(fv.UDKeys, func(a, b model.UDKey) int {
-		return cmpAll(strings.Compare(a.Key, b.Key), strings.Compare(a.Type, b.Type))
-	})
-	return fv
-}
-
-func isWalk(e *model.Event) bool {
-	c := model.ClassOf(e.Type, &e.Facts)
-	return e.Facts.Screen != "" || c == model.ClassCrash || c == model.ClassANR
-}
-
-// refWalks: the selected sessions' walk events, ascending by (timestamp, id).
-func refWalks(evs []model.Event, q *model.WalkQuery) map[uuid.UUID][]model.WalkEvent {
-	sel := map[uuid.UUID]bool{}
-	for i := range evs {
-		e := &evs[i]
-		if e.Timestamp < q.From || e.Timestamp >= q.To {
-			continue
-		}
-		if q.GroupID == "" && isWalk(e) ||
-			q.GroupID != "" && e.Facts.GroupID == q.GroupID && model.ClassOf(e.Type, &e.Facts) == q.Class {
-			sel[e.SessionID] = true
-		}
-	}
-	sorted := slices.Clone(evs)
-	sortInstance(sorted)
-	slices.Reverse(sorted)
-	out := map[uuid.UUID][]model.WalkEvent{}
-	for s := range sel {
-		out[s] = nil
-	}
-	for i := range sorted {
-		e := &sorted[i]
-		if !sel[e.SessionID] || !isWalk(e) {
-			continue
-		}
-		w := model.WalkEvent{Timestamp: e.Timestamp, Version: versionOfEvent(e), Screen: e.Facts.Screen}
-		if e.Facts.Screen == "" {
-			w.GroupID, w.Class, w.Title = e.Facts.GroupID, model.ClassOf(e.Type, &e.Facts), e.Facts.Issue.Title()
-		}
-		out[e.SessionID] = append(out[e.SessionID], w)
-	}
-	return out
-}
-
-func refPaths(evs []model.Event, class model.IssueClass, group string, n, steps int) [][]model.Event {
-	sorted := slices.Clone(evs)
-	sortInstance(sorted) // newest first
-	latest := map[uuid.UUID]model.EventKey{}
-	var order []uuid.UUID
-	for i := range sorted {
-		e := &sorted[i]
-		if _, ok := latest[e.SessionID]; ok || e.Facts.GroupID != group || model.ClassOf(e.Type, &e.Facts) != class {
-			continue
-		}
-		latest[e.SessionID] = model.EventKey{Timestamp: e.Timestamp, ID: e.ID}
-		order = append(order, e.SessionID)
-	}
-	out := [][]model.Event{}
-	for _, s := range order[:min(n, len(order))] {
-		k := latest[s]
-		var path []model.Event
-		for i := len(sorted) - 1; i >= 0; i-- { // oldest first
-			e := &sorted[i]
-			upToIssue := k.Before(e.Timestamp, e.ID) || e.Timestamp == k.Timestamp && e.ID == k.ID
-			if e.SessionID != s || e.Type == "cpu_usage" || e.Type == "memory_usage" || !upToIssue {
-				continue
-			}
-			path = append(path, *e)
-		}
-		out = append(out, path[max(0, len(path)-steps):])
-	}
-	return out
-}
-
 // neighbours returns app ids sorting just before and just after app, so their rows are next to
 // the app's in key order on both sides.
 func neighbours(app uuid.UUID) (before, after uuid.UUID) {
@@ -451,6 +117,7 @@ func mustUD(t testing.TB, s string) *model.UDExpr {
 func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 	t.Helper()
 	ctx := context.Background()
+	ref := eventstest.NewReference(evs)
 	// Windows whose ends are event timestamps: rows exactly at From count, at To do not.
 	lo, hi := genBase+5*int64(time.Second), genBase+31*int64(time.Second)
 	windows := [][2]int64{{math.MinInt64, math.MaxInt64}, {lo, hi}, {lo, lo + 1}, {lo, lo}, {hi, lo}}
@@ -480,19 +147,18 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 				if err != nil {
 					t.Fatalf("IssueCells %s: %v", name, err)
 				}
-				if want := refCells(evs, &q, by); !reflect.DeepEqual(sortCells(got), want) {
+				if want := ref.IssueCells(&q, by); !reflect.DeepEqual(eventstest.SortCells(got), want) {
 					t.Fatalf("IssueCells %s by %+v:\n got %d cells %+v\nwant %d cells %+v", name, by, len(got), got, len(want), want)
 				}
 			}
-			all := refIssueEvents(evs, &q)
-			checkPages(t, s, &q, all, 7)
+			checkPages(t, s, &q, ref.IssueList(&q), 7)
 			f := q.EventFilter
 			for _, by := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours} {
 				got, err := s.SessionBuckets(ctx, &f, by)
 				if err != nil {
 					t.Fatalf("SessionBuckets %s: %v", name, err)
 				}
-				if want := refSessionBuckets(evs, &f, by); !reflect.DeepEqual(sortBuckets(got), want) {
+				if want := ref.SessionBuckets(&f, by); !reflect.DeepEqual(eventstest.SortBuckets(got), want) {
 					t.Fatalf("SessionBuckets %s by %v:\n got %+v\nwant %+v", name, by, got, want)
 				}
 			}
@@ -502,13 +168,7 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w[0] >= w[1] {
-				if !reflect.DeepEqual(got, model.MetricsInput{}) {
-					t.Fatalf("Metrics of empty window [%d, %d): %+v", w[0], w[1], got)
-				}
-				continue
-			}
-			if want := refMetrics(evs, w[0], w[1], sel); !reflect.DeepEqual(got, want) {
+			if want := ref.Metrics(app, w[0], w[1], sel); !reflect.DeepEqual(got, want) {
 				t.Fatalf("Metrics [%d, %d) sel %v:\n got %+v\nwant %+v", w[0], w[1], sel, got, want)
 			}
 		}
@@ -520,13 +180,13 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 				if _, dup := got[session]; dup {
 					return fmt.Errorf("session %s walked twice", session)
 				}
-				got[session] = slices.Clone(events)
+				got[session] = append([]model.WalkEvent{}, events...)
 				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := refWalks(evs, &wq); !reflect.DeepEqual(got, want) {
+			if want := ref.SessionWalks(&wq); !reflect.DeepEqual(got, want) {
 				t.Fatalf("SessionWalks %+v: got %d sessions, want %d\n got %+v\nwant %+v", wq, len(got), len(want), got, want)
 			}
 		}
@@ -536,7 +196,7 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := refFilterValues(evs, class); !reflect.DeepEqual(got, want) {
+		if want := ref.FilterValues(app, class); !reflect.DeepEqual(eventstest.NormFilterValues(got), want) {
 			t.Fatalf("FilterValues class %v:\n got %+v\nwant %+v", class, got, want)
 		}
 	}
@@ -552,7 +212,7 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := refPaths(evs, c.class, c.group, c.n, c.steps); !reflect.DeepEqual(got, want) {
+		if want := ref.PathSessions(app, c.class, c.group, c.n, c.steps); !reflect.DeepEqual(got, want) {
 			t.Fatalf("PathSessions %+v: got %d sessions, want %d", c, len(got), len(want))
 		}
 	}
@@ -569,7 +229,7 @@ func checkPages(t *testing.T, s *Store, q *model.IssueQuery, all []model.Event, 
 		if err != nil {
 			t.Fatalf("IssueEvents %+v: %v", p, err)
 		}
-		if want := refPage(all, p); !reflect.DeepEqual(got, want) {
+		if want := eventstest.PageOf(all, p); !reflect.DeepEqual(got, want) {
 			t.Fatalf("IssueEvents page %+v (key %v) over %d events: got %d, want %d", p, p.Key, len(all), len(got), len(want))
 		}
 		return got
@@ -619,7 +279,7 @@ func checkPages(t *testing.T, s *Store, q *model.IssueQuery, all []model.Event, 
 		}
 	}
 	// Backward without Key is the first page.
-	if got := get(model.EventPage{Limit: limit, Backward: true}); !reflect.DeepEqual(got, refPage(all, model.EventPage{Limit: limit})) {
+	if got := get(model.EventPage{Limit: limit, Backward: true}); !reflect.DeepEqual(got, eventstest.PageOf(all, model.EventPage{Limit: limit})) {
 		t.Fatal("Backward without Key is not the first page")
 	}
 }
@@ -698,14 +358,15 @@ func TestIssueEventsEqualTimestamps(t *testing.T) {
 	}
 	writeEvents(t, s, evs)
 	q := model.IssueQuery{EventFilter: model.EventFilter{App: app, From: genBase, To: genBase + 3}}
-	all := refIssueEvents(evs, &q)
+	ref := eventstest.NewReference(evs)
+	all := ref.IssueList(&q)
 	for _, limit := range []int{1, 2, 7, 133, 400, 1000} {
 		checkPages(t, s, &q, all, limit)
 	}
 	// Pages over part of the window: To cuts at the last timestamp, From at the first.
 	for _, w := range [][2]int64{{genBase + 1, genBase + 2}, {genBase, genBase + 1}, {genBase + 2, math.MaxInt64}} {
 		q.From, q.To = w[0], w[1]
-		checkPages(t, s, &q, refIssueEvents(evs, &q), 9)
+		checkPages(t, s, &q, ref.IssueList(&q), 9)
 	}
 	if _, err := s.IssueEvents(context.Background(), &q, model.EventPage{Limit: 0}); !errors.Is(err, sinks.ErrInvalid) {
 		t.Fatalf("Limit 0: %v, want ErrInvalid", err)

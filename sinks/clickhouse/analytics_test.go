@@ -18,14 +18,16 @@ import (
 
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/eventstest"
 	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
 // The SQL-specific risks of the analytics queries, each checked against model's Go
 // definitions on a real ClickHouse: the ud_expression translation (UDExpr.Eval), bucket starts
 // (BucketStart), id order (uuidLess, not ClickHouse's UUID order), replayed rows counted once,
-// and every method on a small dataset against a brute-force computation in Go. The shared
-// conformance suite (eventstest.RunAnalytics) covers both backends on its own dataset.
+// and every method on a small dataset with every row stored twice against the contract's one
+// brute-force reference (eventstest.Reference). The shared conformance suite
+// (eventstest.RunAnalytics) covers both backends on its own dataset.
 
 // migrated opens a store on a fresh, migrated database.
 func migrated(t testing.TB) *Store {
@@ -307,6 +309,7 @@ type anaData struct {
 	base       int64
 	groups     []string
 	versions   []model.AppVersion
+	ref        *eventstest.Reference // over what anaStore writes
 }
 
 // tiedIDs are ids that ClickHouse's UUID order and byte order sort differently: byte order
@@ -411,6 +414,7 @@ func newAnaData() *anaData {
 			d.events = append(d.events, e)
 		}
 	}
+	d.ref = eventstest.NewReference(slices.Concat(d.all, d.all))
 	return d
 }
 
@@ -430,59 +434,6 @@ func anaStore(t *testing.T) (*Store, *anaData) {
 		t.Fatalf("%d physical rows, want %d: the replay is not stored twice", got, want)
 	}
 	return s, d
-}
-
-// ---- brute force ----
-
-func bucketOf(ts int64, by model.Cells) int64 {
-	if !by.Bucketed {
-		return 0
-	}
-	return model.BucketStart(time.Unix(0, ts), by.By).UnixNano()
-}
-
-func wantCells(events []model.Event, q *model.IssueQuery, by model.Cells) []model.IssueCell {
-	type key struct {
-		g string
-		c model.IssueClass
-		v model.AppVersion
-		b int64
-	}
-	m := map[key]*model.IssueCell{}
-	for i := range events {
-		e := &events[i]
-		if !q.MatchIssue(e) {
-			continue
-		}
-		k := key{e.Facts.GroupID, model.ClassOf(e.Type, &e.Facts), model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}, bucketOf(e.Timestamp, by)}
-		c := m[k]
-		if c == nil {
-			c = &model.IssueCell{GroupID: k.g, Class: k.c, Version: k.v, Bucket: k.b, FirstTime: math.MaxInt64, LastTime: math.MinInt64}
-			m[k] = c
-		}
-		c.Count++
-		c.FirstTime = min(c.FirstTime, e.Timestamp)
-		if c.Later(e.Timestamp, e.ID) {
-			c.LastTime, c.LastID, c.Last = e.Timestamp, e.ID, e.Facts.Issue
-		}
-	}
-	out := []model.IssueCell{} // empty, not nil: the JSON shows [] (as badgerevents)
-	for _, c := range m {
-		out = append(out, *c)
-	}
-	sortCells(out)
-	return out
-}
-
-func sortCells(cs []model.IssueCell) {
-	sort.Slice(cs, func(i, j int) bool {
-		return fmt.Sprint(cs[i].GroupID, cs[i].Class, cs[i].Version, cs[i].Bucket) < fmt.Sprint(cs[j].GroupID, cs[j].Class, cs[j].Version, cs[j].Bucket)
-	})
-}
-
-// instanceOrder sorts events newest first (timestamp, then id bytes, descending).
-func instanceOrder(evs []model.Event) {
-	sort.Slice(evs, func(i, j int) bool { return compareKey(&evs[i], &evs[j]) > 0 })
 }
 
 func queries(d *anaData) map[string]*model.IssueQuery {
@@ -526,8 +477,8 @@ func TestAnalyticsIssueCells(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %+v: %v", name, by, err)
 			}
-			sortCells(got)
-			want := wantCells(d.events, q, by)
+			eventstest.SortCells(got)
+			want := d.ref.IssueCells(q, by)
 			if name != "country" && name != "empty" && len(want) == 0 {
 				t.Fatalf("%s: no cells expected: no test", name)
 			}
@@ -559,13 +510,7 @@ func TestAnalyticsIssueCells(t *testing.T) {
 func TestAnalyticsIssueEvents(t *testing.T) {
 	s, d := anaStore(t)
 	for name, q := range queries(d) {
-		var want []model.Event
-		for i := range d.events {
-			if q.MatchIssue(&d.events[i]) {
-				want = append(want, d.events[i])
-			}
-		}
-		instanceOrder(want)
+		want := d.ref.IssueList(q)
 		limits := []int{3, 1000}
 		if name == "all" || name == "window" { // one event a page: slow, so on two queries only
 			limits = append(limits, 1)
@@ -635,62 +580,16 @@ func TestAnalyticsSessionBuckets(t *testing.T) {
 	for name, q := range queries(d) {
 		f := &q.EventFilter
 		for _, g := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours, model.PlotDays, model.PlotMonths} {
-			type key struct {
-				v model.AppVersion
-				b int64
-			}
-			type flags struct{ crash, anr bool }
-			m := map[key]map[uuid.UUID]*flags{}
-			for i := range d.events {
-				e := &d.events[i]
-				if !f.Match(e) {
-					continue
-				}
-				k := key{model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}, model.BucketStart(time.Unix(0, e.Timestamp), g).UnixNano()}
-				if m[k] == nil {
-					m[k] = map[uuid.UUID]*flags{}
-				}
-				fl := m[k][e.SessionID]
-				if fl == nil {
-					fl = &flags{}
-					m[k][e.SessionID] = fl
-				}
-				fl.crash = fl.crash || e.Type == "exception" && e.Facts.Fatal
-				fl.anr = fl.anr || e.Type == "anr"
-			}
-			want := []model.SessionBucket{}
-			for k, ss := range m {
-				b := model.SessionBucket{Version: k.v, Bucket: k.b, Sessions: uint64(len(ss))}
-				for _, fl := range ss {
-					b.Crashed += b2u64(fl.crash)
-					b.WithANR += b2u64(fl.anr)
-				}
-				want = append(want, b)
-			}
+			want := d.ref.SessionBuckets(f, g)
 			got, err := s.SessionBuckets(ctxT(t), f, g)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			sortBuckets(got)
-			sortBuckets(want)
-			if !reflect.DeepEqual(got, want) {
+			if !reflect.DeepEqual(eventstest.SortBuckets(got), want) {
 				t.Errorf("%s by %s:\n got %+v\nwant %+v", name, g, got, want)
 			}
 		}
 	}
-}
-
-func b2u64(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func sortBuckets(bs []model.SessionBucket) {
-	sort.Slice(bs, func(i, j int) bool {
-		return fmt.Sprint(bs[i].Version, bs[i].Bucket) < fmt.Sprint(bs[j].Version, bs[j].Bucket)
-	})
 }
 
 func TestAnalyticsMetrics(t *testing.T) {
@@ -698,57 +597,7 @@ func TestAnalyticsMetrics(t *testing.T) {
 	from, to := d.base+int64(10*24*time.Hour), d.base+int64(60*24*time.Hour)
 	sels := []*model.AppVersion{nil, &d.versions[0], &d.versions[3], {Name: "9.9", Code: "9"}}
 	for _, sel := range sels {
-		var want model.MetricsInput
-		sessions := map[uuid.UUID][]model.SessionVersionFacts{}
-		var order []uuid.UUID
-		var launches [2]map[string][]float64
-		launches[0], launches[1] = map[string][]float64{}, map[string][]float64{}
-		for i := range d.events {
-			e := &d.events[i]
-			if e.Timestamp < from || e.Timestamp >= to {
-				continue
-			}
-			v := model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
-			if sel == nil {
-				v = model.AppVersion{}
-			}
-			side := 0
-			if sel != nil && v != *sel {
-				side = 1
-			}
-			if e.Facts.LaunchKind != "" {
-				launches[side][e.Facts.LaunchKind] = append(launches[side][e.Facts.LaunchKind], e.Facts.LaunchMs)
-			}
-			if _, ok := sessions[e.SessionID]; !ok {
-				order = append(order, e.SessionID)
-			}
-			fs := sessions[e.SessionID]
-			j := slices.IndexFunc(fs, func(f model.SessionVersionFacts) bool { return f.Version == v })
-			if j < 0 {
-				fs = append(fs, model.SessionVersionFacts{Version: v})
-				j = len(fs) - 1
-			}
-			x := &fs[j]
-			if e.Type == "exception" && e.Facts.Fatal {
-				x.Crashed, x.CrashedForeground = true, x.CrashedForeground || e.Facts.Foreground
-			}
-			if e.Type == "anr" {
-				x.ANR, x.ANRForeground = true, x.ANRForeground || e.Facts.Foreground
-			}
-			sessions[e.SessionID] = fs
-		}
-		var selected model.AppVersion
-		if sel != nil {
-			selected = *sel
-		}
-		for _, id := range order {
-			want.AddSession(sessions[id], selected)
-		}
-		for side, l := range [...]*model.Launches{&want.SelectedLaunch, &want.OthersLaunch} {
-			l.Cold = summarize(launches[side]["cold"])
-			l.Warm = summarize(launches[side]["warm"])
-			l.Hot = summarize(launches[side]["hot"])
-		}
+		want := d.ref.Metrics(d.app, from, to, sel)
 		got, err := s.Metrics(ctxT(t), d.app, from, to, sel)
 		if err != nil {
 			t.Fatal(err)
@@ -762,77 +611,10 @@ func TestAnalyticsMetrics(t *testing.T) {
 	}
 }
 
-func summarize(ms []float64) model.LaunchSummary {
-	if len(ms) == 0 {
-		return model.LaunchSummary{}
-	}
-	return model.SummarizeLaunches(ms)
-}
-
 func TestAnalyticsFilterValues(t *testing.T) {
 	s, d := anaStore(t)
 	for _, class := range []model.IssueClass{0, model.ClassCrash, model.ClassANR, model.ClassHandled} {
-		var want model.FilterValues
-		first := map[model.AppVersion]int64{}
-		sets := [6]map[string]bool{{}, {}, {}, {}, {}, {}}
-		oses := map[model.OSVersion]bool{}
-		uds := map[model.UDKey]bool{}
-		for i := range d.events {
-			e := &d.events[i]
-			if class != 0 && model.ClassOf(e.Type, &e.Facts) != class {
-				continue
-			}
-			a := &e.Attribute
-			if v := (model.AppVersion{Name: a.AppVersion, Code: a.AppBuild}); v != (model.AppVersion{}) {
-				if f, ok := first[v]; !ok || e.Timestamp < f {
-					first[v] = e.Timestamp
-				}
-			}
-			if o := (model.OSVersion{Name: a.OSName, Version: a.OSVersion}); o != (model.OSVersion{}) {
-				oses[o] = true
-			}
-			for j, v := range [...]string{a.DeviceName, a.DeviceManufacturer, a.DeviceLocale, a.NetworkProvider, a.NetworkType, a.NetworkGeneration} {
-				if v != "" {
-					sets[j][v] = true
-				}
-			}
-			for _, u := range e.UserDefined {
-				uds[model.UDKey{Key: u.Key, Type: u.Type.String()}] = true
-			}
-		}
-		for v := range first {
-			want.Versions = append(want.Versions, v)
-		}
-		sort.Slice(want.Versions, func(i, j int) bool {
-			a, b := want.Versions[i], want.Versions[j]
-			if first[a] != first[b] {
-				return first[a] > first[b]
-			}
-			if a.Name != b.Name {
-				return a.Name > b.Name
-			}
-			return a.Code > b.Code
-		})
-		for o := range oses {
-			want.OSVersions = append(want.OSVersions, o)
-		}
-		sort.Slice(want.OSVersions, func(i, j int) bool {
-			return want.OSVersions[i].Name+"\x00"+want.OSVersions[i].Version < want.OSVersions[j].Name+"\x00"+want.OSVersions[j].Version
-		})
-		lists := [...]*[]string{&want.DeviceNames, &want.DeviceManufacturers, &want.Locales, &want.NetworkProviders, &want.NetworkTypes, &want.NetworkGenerations}
-		for j, set := range sets {
-			for v := range set {
-				*lists[j] = append(*lists[j], v)
-			}
-			sort.Strings(*lists[j])
-		}
-		for k := range uds {
-			want.UDKeys = append(want.UDKeys, k)
-		}
-		sort.Slice(want.UDKeys, func(i, j int) bool {
-			a, b := want.UDKeys[i], want.UDKeys[j]
-			return a.Key < b.Key || a.Key == b.Key && a.Type < b.Type
-		})
+		want := d.ref.FilterValues(d.app, class)
 		got, err := s.FilterValues(ctxT(t), d.app, class)
 		if err != nil {
 			t.Fatal(err)
@@ -840,58 +622,10 @@ func TestAnalyticsFilterValues(t *testing.T) {
 		if len(want.Versions) < 2 || len(want.UDKeys) == 0 {
 			t.Fatalf("class %s: too few values to test", class)
 		}
-		if !reflect.DeepEqual(normFV(got), normFV(want)) {
+		if !reflect.DeepEqual(eventstest.NormFilterValues(got), want) {
 			t.Errorf("class %s:\n got %+v\nwant %+v", class, got, want)
 		}
 	}
-}
-
-// normFV maps empty lists to nil.
-func normFV(f model.FilterValues) model.FilterValues {
-	v := reflect.ValueOf(&f).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		if fv := v.Field(i); fv.Kind() == reflect.Slice && fv.Len() == 0 {
-			fv.Set(reflect.Zero(fv.Type()))
-		}
-	}
-	return f
-}
-
-func wantWalks(d *anaData, q *model.WalkQuery) map[uuid.UUID][]model.WalkEvent {
-	walkOf := func(e *model.Event) (model.WalkEvent, bool) {
-		w := model.WalkEvent{Timestamp: e.Timestamp, Version: model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}}
-		if e.Facts.Screen != "" {
-			w.Screen = e.Facts.Screen
-			return w, true
-		}
-		if c := model.ClassOf(e.Type, &e.Facts); c == model.ClassCrash || c == model.ClassANR {
-			w.GroupID, w.Class, w.Title = e.Facts.GroupID, c, e.Facts.Issue.Title()
-			return w, true
-		}
-		return w, false
-	}
-	out := map[uuid.UUID][]model.WalkEvent{}
-	for i := range d.events {
-		e := &d.events[i]
-		if e.Timestamp < q.From || e.Timestamp >= q.To {
-			continue
-		}
-		_, walk := walkOf(e)
-		if q.GroupID == "" && walk || q.GroupID != "" && e.Facts.GroupID == q.GroupID && model.ClassOf(e.Type, &e.Facts) == q.Class {
-			out[e.SessionID] = []model.WalkEvent{}
-		}
-	}
-	evs := slices.Clone(d.events)
-	sort.Slice(evs, func(i, j int) bool { return compareKey(&evs[i], &evs[j]) < 0 })
-	for i := range evs {
-		e := &evs[i]
-		if ws, ok := out[e.SessionID]; ok {
-			if w, walk := walkOf(e); walk {
-				out[e.SessionID] = append(ws, w)
-			}
-		}
-	}
-	return out
 }
 
 func TestAnalyticsSessionWalks(t *testing.T) {
@@ -906,7 +640,7 @@ func TestAnalyticsSessionWalks(t *testing.T) {
 		{App: d.app, From: to, To: from},
 	}
 	for _, q := range qs {
-		want := wantWalks(d, &q)
+		want := d.ref.SessionWalks(&q)
 		got := map[uuid.UUID][]model.WalkEvent{}
 		err := s.SessionWalks(ctxT(t), &q, func(session uuid.UUID, events []model.WalkEvent) error {
 			if _, ok := got[session]; ok {
@@ -950,26 +684,7 @@ func TestAnalyticsPathSessions(t *testing.T) {
 		{model.ClassHandled, d.groups[2], 50, 4},
 		{model.ClassANR, d.groups[3], 5, 5}, // no ANR of that group
 	} {
-		evs := slices.Clone(d.events)
-		sort.Slice(evs, func(i, j int) bool { return compareKey(&evs[i], &evs[j]) > 0 }) // newest first
-		var want [][]model.Event
-		idx := map[uuid.UUID]int{}
-		for i := range evs {
-			e := &evs[i]
-			j, ok := idx[e.SessionID]
-			switch {
-			case ok:
-				if len(want[j]) < c.steps && !model.IsSample(e.Type) {
-					want[j] = append(want[j], *e)
-				}
-			case len(want) < c.n && e.Facts.GroupID == c.group && model.ClassOf(e.Type, &e.Facts) == c.class:
-				idx[e.SessionID] = len(want)
-				want = append(want, []model.Event{*e})
-			}
-		}
-		for _, w := range want {
-			slices.Reverse(w)
-		}
+		want := d.ref.PathSessions(d.app, c.class, c.group, c.n, c.steps)
 		got, err := s.PathSessions(ctxT(t), d.app, c.class, c.group, c.n, c.steps)
 		if err != nil {
 			t.Fatal(err)
@@ -1122,9 +837,8 @@ func TestAnalyticsIssueEventsTies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := slices.Clone(events)
-	instanceOrder(want)
 	q := &model.IssueQuery{EventFilter: model.EventFilter{App: app, From: base, To: base + int64(time.Hour)}}
+	want := eventstest.NewReference(events).IssueList(q)
 	for _, limit := range []int{1, 7, 50} {
 		var got []model.Event
 		page := model.EventPage{Limit: limit}

@@ -20,8 +20,9 @@ import (
 //   - app A: generated from a fixed seed: sessions on devices, networks and versions of
 //     real SDKs, screens, launches, crashes of the four frameworks, handled exceptions of
 //     every severity, ANRs, user-defined attributes of the four types, timestamp ties across
-//     sessions, and events on bucket edges. The expected answers are computed by brute force
-//     from the model's Go definitions.
+//     sessions and within them (which only the event id settles), and events on bucket edges.
+//     The expected answers are computed by brute force (Reference) from the model's Go
+//     definitions.
 //   - app B: a copy of half of app A's rows with the SAME event and session ids and times but
 //     other values: a backend that mixes apps, or keys rows by event id alone, answers wrong
 //     for A.
@@ -340,6 +341,7 @@ type anaData struct {
 	spans   []model.Span
 	groups  map[string]string // issue kind → group id
 	hand    handData
+	ref     *Reference // over every row written (batches, repeats included)
 }
 
 func buildAnalyticsData(t *testing.T) *anaData {
@@ -395,7 +397,10 @@ func buildAnalyticsData(t *testing.T) *anaData {
 	spans = append(spans, anaSpan(d.A, g.uuid(), g, anaBase+5*day, anaVersions[0]))
 
 	// Tie sessions: crashes of one group, handled exceptions and ANRs at the very same
-	// nanosecond in different sessions, ordered by id alone.
+	// nanosecond in different sessions, ordered by id alone. Within each session a screen and
+	// a custom event share the crash's nanosecond with ids one bit off the crash's, so the id
+	// decides whether the crash happened on the new screen and whether the custom event is on
+	// the crash's path.
 	for s := 0; s < 9; s++ {
 		sess := g.uuid()
 		v := anaVersions[s%len(anaVersions)]
@@ -408,6 +413,11 @@ func buildAnalyticsData(t *testing.T) *anaData {
 		}
 		typ, p := g.issuePayload(ikJSTie, s%2 == 0)
 		a = append(a, anaEvent(d.A, sess, id, tieTime, typ, p, attr, g.eventUD(&ud)))
+		screenID, customID := id, id
+		screenID[15] ^= 1
+		customID[14] ^= 0x80
+		a = append(a, anaEvent(d.A, sess, screenID, tieTime, "screen_view", `{"name":"Receipt"}`, attr, g.eventUD(&ud)))
+		a = append(a, anaEvent(d.A, sess, customID, tieTime, "custom", `{"name":"pay"}`, attr, g.eventUD(&ud)))
 		typ, p = g.issuePayload(ikJVMIO, true)
 		a = append(a, anaEvent(d.A, sess, g.uuid(), tieTime+int64(time.Millisecond), typ, p, attr, g.eventUD(&ud)))
 		if s%3 == 0 {
@@ -428,6 +438,23 @@ func buildAnalyticsData(t *testing.T) *anaData {
 			typ, p := g.issuePayload(ikJVMOOM, true)
 			a = append(a, anaEvent(d.A, sess, g.uuid(), ts, typ, p, attr, nil))
 		}
+	}
+
+	// A session with a handled exception and no walk event: SessionWalks of its group calls fn
+	// with nothing.
+	{
+		attr := anaAttrs(anaVersions[0], anaDevices[1], anaNetworks[1], g.uuid().String())
+		sess := g.uuid()
+		a = append(a, anaEvent(d.A, sess, g.uuid(), anaBase+7*day, "custom", `{"name":"sync"}`, attr, nil))
+		typ, p := g.issuePayload(ikJVMIO, false)
+		a = append(a, anaEvent(d.A, sess, g.uuid(), anaBase+7*day+sec, typ, p, attr, nil))
+	}
+
+	// Two versions first seen at the same nanosecond, in two sessions: FilterValues orders them
+	// by name, then code.
+	for _, v := range []model.AppVersion{{Name: "3.0", Code: "30"}, {Name: "3.0", Code: "31"}} {
+		attr := anaAttrs(v, anaDevices[0], anaNetworks[0], g.uuid().String())
+		a = append(a, anaEvent(d.A, g.uuid(), g.uuid(), anaBase+9*day, "custom", `{"name":"first"}`, attr, nil))
 	}
 
 	// Rows as a store written before facts were derived: an exception and a launch with no
@@ -497,6 +524,11 @@ func buildAnalyticsData(t *testing.T) *anaData {
 	replay = append(replay, d.hand.e[14], d.hand.e[14])
 	d.batches = append(d.batches, replay)
 	d.spans = spans
+	var written []model.Event
+	for _, b := range d.batches {
+		written = append(written, b...)
+	}
+	d.ref = NewReference(written)
 	return d
 }
 

@@ -43,7 +43,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			t.Fatalf("IssueCells: %v", err)
 		}
 		compareKeyed(t, "IssueCells", got, want, cellKey)
-		compareKeyed(t, "brute force", expectIssueCells(d.rows[C], &q, by), want, cellKey)
+		compareKeyed(t, "brute force", d.ref.IssueCells(&q, by), want, cellKey)
 	}
 	t.Run("IssueCells", func(t *testing.T) {
 		// G1 has 3 crashes in 1.0 (10): e4, e7 and e9, the latest e9. e14 was written three
@@ -92,7 +92,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			if err != nil {
 				t.Fatalf("IssueCells: %v", err)
 			}
-			for name, cs := range map[string][]model.IssueCell{"store": got, "brute force": expectIssueCells(d.rows[d.A], &q, model.Cells{Bucketed: true, By: by})} {
+			for name, cs := range map[string][]model.IssueCell{"store": got, "brute force": d.ref.IssueCells(&q, model.Cells{Bucketed: true, By: by})} {
 				m := map[string]uint64{}
 				for _, c := range cs {
 					if c.GroupID != d.groups[ikJVMOOM] || c.Class != model.ClassCrash || c.Version != anaVersions[2] {
@@ -121,7 +121,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			{model.EventPage{Key: &model.EventKey{Timestamp: T1 + 2*sec, ID: id(10)}, Limit: 5, Backward: true}, []int{16, 14, 12}},
 			{model.EventPage{Key: &model.EventKey{Timestamp: T1 + 21*sec, ID: id(16)}, Limit: 5, Backward: true}, nil},
 		}
-		list := expectIssueList(d.rows[C], &q)
+		list := d.ref.IssueList(&q)
 		for _, p := range pages {
 			want := make([]model.Event, len(p.want))
 			for i, n := range p.want {
@@ -132,7 +132,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 				t.Fatalf("IssueEvents: %v", err)
 			}
 			compareEvents(t, "IssueEvents", got, want)
-			compareEvents(t, "brute force", expectPage(list, p.page), want)
+			compareEvents(t, "brute force", PageOf(list, p.page), want)
 		}
 	})
 
@@ -144,7 +144,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 				t.Fatalf("SessionBuckets: %v", err)
 			}
 			compareKeyed(t, "SessionBuckets", got, want, bucketKey)
-			compareKeyed(t, "brute force", expectSessionBuckets(d.rows[C], &f, model.PlotDays), want, bucketKey)
+			compareKeyed(t, "brute force", d.ref.SessionBuckets(&f, model.PlotDays), want, bucketKey)
 		}
 		// S4 counts for 1.0 (10) by its launch and for 2.0 (21) by its crash, which is
 		// crashed only in 2.0 (21).
@@ -188,7 +188,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 					t.Fatalf("Metrics: %v", err)
 				}
 				checkMetrics(t, got, c.want)
-				if df := diff(expectMetrics(d.rows[C], C, c.from, c.to, c.sel), c.want); df != "" {
+				if df := diff(d.ref.Metrics(C, c.from, c.to, c.sel), c.want); df != "" {
 					t.Errorf("brute force differs:\n%s", df)
 				}
 			})
@@ -224,10 +224,10 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			if err != nil {
 				t.Fatalf("FilterValues: %v", err)
 			}
-			if df := diff(normFilterValues(got), c.want); df != "" {
+			if df := diff(NormFilterValues(got), c.want); df != "" {
 				t.Errorf("FilterValues(class %q) differs:\n%s", c.class, df)
 			}
-			if df := diff(expectFilterValues(d.rows[C], C, c.class), c.want); df != "" {
+			if df := diff(d.ref.FilterValues(C, c.class), c.want); df != "" {
 				t.Errorf("brute force (class %q) differs:\n%s", c.class, df)
 			}
 		}
@@ -265,7 +265,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				checkWalks(t, s, &c.q, c.want)
-				if df := diff(expectWalks(d.rows[C], &c.q, false), c.want); df != "" {
+				if df := diff(d.ref.SessionWalks(&c.q), c.want); df != "" {
 					t.Errorf("brute force differs:\n%s", df)
 				}
 			})
@@ -303,7 +303,7 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 					t.Fatalf("PathSessions: %v", err)
 				}
 				checkPaths(t, got, want)
-				checkPaths(t, expectPaths(d.rows[C], C, c.class, c.group, c.n, c.steps), want)
+				checkPaths(t, d.ref.PathSessions(C, c.class, c.group, c.n, c.steps), want)
 			})
 		}
 	})

@@ -1,5 +1,9 @@
-// Package eventstest is the conformance suite of sinks.EventStore. Every backend's test calls
-// Run inside t.Run("<backend>", …), so `go test -v` names the backend in each subtest.
+// Package eventstest is the conformance suite of the event stores: Run checks sinks.EventStore
+// and RunAnalytics sinks.Analytics. Every backend's test calls them inside t.Run("<backend>",
+// …), so `go test -v` names the backend in each subtest. RunAnalytics compares each answer with
+// Reference, the contract's one brute-force reference, which the backends' own tests use on
+// data of their own. The package also hands tests the recorded SDK batches (FixturesDir,
+// FixtureBatch, RealisticEvents, RealisticSpans).
 package eventstest
 
 import (
