@@ -107,6 +107,11 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte(`{"events":[`+string(eventWith(f, "custom", `{"name":"x"}`))+`],"spans":[`+baseSpan+`]}`), true)
 	f.Add([]byte(`{"events":[],"spans":[]}`), false)
 	f.Add([]byte(`{"events":[{"user_defined_attributes":"{\"a\":1}"}]}`), false)
+	// Numbers the decoder rewrites in payloads (decode_num.go), with whitespace to compact.
+	f.Add([]byte(`{"events":[`+string(eventWith(f, "cpu_usage", `{ "num_cores" : 8.0, "clock_speed":1.8e9, "uptime": 1e3 ,
+		"utime":-0,"stime":2.5,"cutime":0.4,"cstime":0,"interval":5e3,"percentage_usage":1e-400,"start_time":12.5e1 }`))+`]}`), false)
+	f.Add([]byte(`{"events":[`+string(eventWith(f, "http", `{"url":"u","method":"get","status_code":-2e2,"start_time":1.0}`))+
+		`],"spans":[`+strings.Replace(baseSpan, `"duration":75`, `"duration":7.5e1`, 1)+`]}`), false)
 	f.Fuzz(func(t *testing.T, body []byte, multipart bool) {
 		b, err := DecodeBatch(body, testApp, multipart)
 		if err != nil {
