@@ -265,9 +265,10 @@ type WalkEvent struct {
 	Title     string // the issue's title (IssueDisplay.Title)
 }
 
-// WalkQuery selects the sessions a journey is built from: every session of the app with a
-// screen or issue event in [From, To) (or, with GroupID set, only those with an issue event of
-// that group and class in it). Their walk events are read whole, at any time, because a move
+// WalkQuery selects the sessions a journey is built from: every session of the app with a walk
+// event (a screen event, or a crash or ANR with a group) in [From, To) — a handled exception
+// alone selects none — or, with GroupID set, only those with an issue event of that group and
+// class in it. Their walk events are read whole, at any time, because a move
 // inside the window starts from the screen shown before it.
 type WalkQuery struct {
 	App      uuid.UUID
