@@ -6,7 +6,7 @@ BIN     := bin/svc
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run demo demo-stop test fuzz stack bench bench-quick bench-go generate deps vet clean
+.PHONY: build run demo demo-stop test fuzz stack bench bench-quick bench-go generate vendor-docs-viewer deps vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/svc
@@ -76,6 +76,11 @@ generate:
 	$(GO) build -o bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
 	protoc --plugin=protoc-gen-go=bin/protoc-gen-go --proto_path=actors/actorpb \
 		--go_out=actors/actorpb --go_opt=paths=source_relative actors/actorpb/messages.proto
+
+## vendor-docs-viewer: fetch the /docs viewer (swagger-ui-dist, with npm pack) into
+## http/apidoc/viewer, committed and embedded; DOCS_VIEWER_VERSION=x.y.z pins it (default: latest)
+vendor-docs-viewer:
+	bash http/apidoc/vendor.sh $(DOCS_VIEWER_VERSION)
 
 clean:
 	rm -rf bin
