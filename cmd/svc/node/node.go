@@ -26,6 +26,7 @@ import (
 
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/http/admin"
+	"github.com/svc-dev/svc/http/apidoc"
 	"github.com/svc-dev/svc/http/auth"
 	"github.com/svc-dev/svc/http/dashboard"
 	"github.com/svc-dev/svc/http/httpx"
@@ -287,6 +288,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		httpx.BodyDeadlines(cfg.BodyIdleTimeout, cfg.BodyTimeout))
 	pub.Get("/healthz", ops.Healthz)
 	pub.Get("/readyz", ops.Readyz(checks, 3*time.Second))
+	apidoc.Mount(pub) // GET /openapi.json, /docs, /docs/*: the API reference, no credentials
 	if blobHandler != nil {
 		pub.Handle("/blobs/*", blobHandler)
 	}
