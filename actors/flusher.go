@@ -48,6 +48,9 @@ type FlushOptions struct {
 
 type flushTick struct{}
 
+// idleRelease is how long a flusher holds no rows before it lets its buffers go.
+const idleRelease = 30 * time.Second
+
 // FlushNow asks the flusher to write what it holds now; it responds with a FlushNowReply once
 // the write succeeded or failed. Start-up uses it to know the spool's replayed rows are stored.
 type FlushNow struct{}
@@ -161,6 +164,11 @@ func (f *flusher) Receive(ctx actor.Context) {
 	case flushTick:
 		if len(f.acks) > 0 && time.Since(f.last) >= f.opts.Interval && time.Now().After(f.retryAt) {
 			f.flush()
+		}
+		// Idle: the row buffers (up to MaxRows rows of capacity) go back to the heap, so a node
+		// whose load stopped holds no more than it needs.
+		if len(f.acks) == 0 && cap(f.events)+cap(f.spans) > 0 && time.Since(f.last) >= idleRelease {
+			f.events, f.spans, f.blobs, f.acks = nil, nil, nil, nil
 		}
 	case *actor.Stopping:
 		f.stop()

@@ -342,6 +342,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	janitorDone := make(chan struct{})
 	go func() { defer close(janitorDone); n.janitor(jctx, cfg.JanitorInterval) }()
 	n.closers = append(n.closers, func() error { stopJanitor(); <-janitorDone; return nil })
+	mctx, stopMemory := context.WithCancel(context.Background())
+	memoryDone := make(chan struct{})
+	go func() { defer close(memoryDone); returnIdleMemory(mctx, idleMemoryPeriod, log) }()
+	n.closers = append(n.closers, func() error { stopMemory(); <-memoryDone; return nil })
 	go func() { n.serveDone <- n.public.Serve(httpx.JSONErrorListener(n.publicLn)) }()
 	go func() { n.serveDone <- n.admin.Serve(httpx.JSONErrorListener(n.adminLn)) }()
 

@@ -1,0 +1,60 @@
+package node
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+var sink, live [][]byte
+
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestReturnIdleMemory: garbage left by a burst that no collection followed is collected by the
+// returner once a period passes without one, and a heap that stays is not collected again and
+// again.
+func TestReturnIdleMemory(t *testing.T) {
+	runtime.GC()
+	base := heapObjects()
+	// A burst: 256 MiB allocated and dropped, with a large live heap during it so the runtime's
+	// own next collection is far away.
+	for i := 0; i < 256; i++ {
+		sink = append(sink, make([]byte, 1<<20))
+	}
+	sink = nil
+	if heapObjects() < base+200<<20 {
+		t.Skip("the runtime collected the burst by itself")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); returnIdleMemory(ctx, 200*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for heapObjects() > base+idleMemorySlack {
+		if time.Now().After(deadline) {
+			t.Fatalf("heap still %d MiB (base %d MiB) 10 s after the burst", heapObjects()>>20, base>>20)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A live heap over the slack that stays: collected at most once, not at every period.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.NumForcedGC
+	for i := 0; i < 128; i++ {
+		live = append(live, make([]byte, 1<<20))
+	}
+	time.Sleep(1500 * time.Millisecond)
+	runtime.ReadMemStats(&ms)
+	if forced := ms.NumForcedGC - before; forced > 1 {
+		t.Errorf("%d collections forced on an idle heap that did not change", forced)
+	}
+	live = nil
+}
