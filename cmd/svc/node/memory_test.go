@@ -35,7 +35,10 @@ func TestReturnIdleMemory(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); returnIdleMemory(ctx, 200*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	go func() {
+		defer close(done)
+		returnIdleMemory(ctx, 200*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(10 * time.Second)
 	for heapObjects() > base+idleMemorySlack {
