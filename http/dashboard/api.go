@@ -276,23 +276,26 @@ func need(min model.Role) func(http.Handler) http.Handler {
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			httpx.Error(w, http.StatusBadRequest, "a JSON body is required")
-			return false
-		}
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpx.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the limit of %d bytes", mbe.Limit))
-			return false
-		}
-		if httpx.IsTimeout(err) {
-			httpx.Error(w, http.StatusRequestTimeout, "the request body stalled or took too long to arrive")
-			return false
-		}
-		httpx.Error(w, http.StatusBadRequest, "malformed JSON body: "+err.Error())
+		bodyError(w, err, "malformed JSON body")
 		return false
 	}
 	return true
+}
+
+// bodyError answers a JSON body that could not be decoded: 413 over its limit, 408 when it
+// stalled, 400 otherwise, with what (the kind of body) before the decoder's message.
+func bodyError(w http.ResponseWriter, err error, what string) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, io.EOF):
+		httpx.Error(w, http.StatusBadRequest, "a JSON body is required")
+	case errors.As(err, &mbe):
+		httpx.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the limit of %d bytes", mbe.Limit))
+	case httpx.IsTimeout(err):
+		httpx.Error(w, http.StatusRequestTimeout, "the request body stalled or took too long to arrive")
+	default:
+		httpx.Error(w, http.StatusBadRequest, what+": "+err.Error())
+	}
 }
 
 // internal answers 500 and logs the cause.

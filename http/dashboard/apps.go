@@ -143,7 +143,7 @@ func (a *API) setConfig(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 256<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		httpx.Error(w, http.StatusBadRequest, "malformed SDK configuration: "+err.Error())
+		bodyError(w, err, "malformed SDK configuration")
 		return
 	}
 	if err := c.Validate(); err != nil {

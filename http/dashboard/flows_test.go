@@ -189,6 +189,7 @@ func TestAppSettings(t *testing.T) {
 		{"rename", http.MethodPatch, "/rename", map[string]string{"name": "Shop"}, 200, `"name":"Shop"`},
 		{"unknown app", http.MethodGet, "/../" + uuid.NewString() + "/config", nil, 403, "not an app of your teams"},
 		{"body over the limit", http.MethodPatch, "/rename", map[string]string{"name": strings.Repeat("x", 70<<10)}, 413, "exceeds the limit"},
+		{"config body over the limit", http.MethodPatch, "/config", map[string]string{"http_urls": strings.Repeat("x", 300<<10)}, 413, "exceeds the limit"},
 		{"severity outside its vocabulary", http.MethodGet, "/errorGroups?severity=%27%20OR%201%3D1%20--", nil, 400, "severity"},
 		{"severity of the vocabulary", http.MethodGet, "/errorGroups?severity=fatal,unhandled,handled", nil, 200, "results"},
 	}

@@ -325,7 +325,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	adm.Handle("/metrics", metrics)
 	if cfg.MetricsPublic {
-		pub.Handle("/metrics", metrics)
+		pub.Method(http.MethodGet, "/metrics", metrics)
 	}
 	admin.Profiles(adm, RedactArgs)
 	adm.Get("/healthz", ops.Healthz)
