@@ -133,20 +133,16 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 func (a *sessionActor) check(m *actorpb.SessionCheck) *actorpb.SessionCheckReply {
 	if a.st.SessionStart != 0 && m.EarliestEvent != 0 && m.EarliestEvent < a.st.SessionStart {
 		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("an event at %s is earlier than its session's session_start at %s",
-			fmtNanos(m.EarliestEvent), fmtNanos(a.st.SessionStart))}
+			model.FormatNanos(m.EarliestEvent), model.FormatNanos(a.st.SessionStart))}
 	}
 	if m.SessionStart != 0 && a.st.SessionStart != 0 && m.SessionStart != a.st.SessionStart {
-		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("the session has a session_start at %s already", fmtNanos(a.st.SessionStart))}
+		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("the session has a session_start at %s already", model.FormatNanos(a.st.SessionStart))}
 	}
 	if m.SessionStart != 0 && a.st.FirstEvent != 0 && a.st.FirstEvent < m.SessionStart {
 		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("session_start at %s is not the first event of its session: one at %s was accepted before",
-			fmtNanos(m.SessionStart), fmtNanos(a.st.FirstEvent))}
+			model.FormatNanos(m.SessionStart), model.FormatNanos(a.st.FirstEvent))}
 	}
 	return &actorpb.SessionCheckReply{Ok: true}
-}
-
-func fmtNanos(ns int64) string {
-	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }
 
 // apply counts a batch's events of the session and follows its journey (journeyWalk), telling

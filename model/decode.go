@@ -215,17 +215,36 @@ func (d *decoder) typeErr(want string) error {
 	return fieldErr("", "must be "+want+", got "+d.s.kindOf())
 }
 
-// strVal reads a string member and returns its unescaped bytes (valid until the next strVal).
-func (d *decoder) strVal() ([]byte, error) {
+// Limits of one string member (unescaped): every string the decoder reads is at most
+// MaxStringBytes, except the long-text members of event kinds (messages, bodies, traces,
+// descriptions: LongTextBytes). Real SDKs stay far below both; a body over them is refused with
+// the field named, so one oversized member cannot make every row after it carry megabytes.
+const (
+	MaxStringBytes   = 64 << 10
+	MaxLongTextBytes = 1 << 20
+)
+
+// strVal reads a string member of at most MaxStringBytes and returns its unescaped bytes
+// (valid until the next strVal).
+func (d *decoder) strVal() ([]byte, error) { return d.strValMax(MaxStringBytes) }
+
+// strValMax is strVal with the limit max.
+func (d *decoder) strValMax(max int) ([]byte, error) {
 	if d.s.peek() != '"' {
 		return nil, d.typeErr("a string")
 	}
 	raw, esc, err := d.s.str()
-	if err != nil || !esc {
-		return raw, err
+	if err != nil {
+		return nil, err
 	}
-	d.scratch = unescape(d.scratch[:0], raw)
-	return d.scratch, nil
+	if esc {
+		d.scratch = unescape(d.scratch[:0], raw)
+		raw = d.scratch
+	}
+	if len(raw) > max {
+		return nil, fieldErr("", "must be at most "+strconv.Itoa(max)+" bytes, is "+strconv.Itoa(len(raw)))
+	}
+	return raw, nil
 }
 
 func (d *decoder) boolVal() (bool, error) {
@@ -776,9 +795,9 @@ func (d *decoder) attachment(a *Attachment) error {
 			if v, err = d.strVal(); err == nil {
 				a.Timestamp = d.str(v)
 			}
-		case "bytes": // legacy inline content, base64
+		case "bytes": // legacy inline content, base64: bounded by the body's limit only
 			var v []byte
-			if v, err = d.strVal(); err == nil {
+			if v, err = d.strValMax(math.MaxInt); err == nil {
 				inline = make([]byte, base64.StdEncoding.DecodedLen(len(v)))
 				n, derr := base64.StdEncoding.Decode(inline, v)
 				if derr != nil {
@@ -1562,7 +1581,11 @@ func (d *decoder) value(f *field) error {
 	s := &d.s
 	switch f.t {
 	case fString:
-		v, err := d.strVal()
+		max := MaxStringBytes
+		if f.long {
+			max = MaxLongTextBytes
+		}
+		v, err := d.strValMax(max)
 		if err != nil {
 			return err
 		}

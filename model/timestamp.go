@@ -1,6 +1,9 @@
 package model
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // ErrTimestamp is returned by ParseTimestamp for text that is not an accepted timestamp.
 var ErrTimestamp = errors.New("not an RFC 3339 timestamp with at most 9 fractional digits, like 2024-05-01T12:34:56.123456789Z")
@@ -119,4 +122,9 @@ func tsDaysFromCivil(y, m, d int) int64 {
 	doy := (153*mp+2)/5 + d - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return int64(era)*146097 + int64(doe) - 719468
+}
+
+// FormatNanos writes Unix nanoseconds as an RFC 3339 UTC time, for messages.
+func FormatNanos(ns int64) string {
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 }

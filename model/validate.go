@@ -165,3 +165,39 @@ func (b *Batch) checkSessionStart() error {
 	}
 	return nil
 }
+
+// TimeWindow bounds the times an accepted batch may carry, in Unix nanoseconds: [Oldest, Newest].
+// OldestWhy and NewestWhy say in words what each bound is, for the 400's rule.
+type TimeWindow struct {
+	Oldest, Newest       int64
+	OldestWhy, NewestWhy string
+}
+
+// CheckTimes refuses the first event timestamp or span start or end time outside w. Times far in
+// the future would never age out under retention and stretch every plot; times before the
+// retention window would be deleted by the next retention run.
+func (b *Batch) CheckTimes(w TimeWindow) error {
+	check := func(item string, i int, field string, t int64) error {
+		switch {
+		case t < w.Oldest:
+			return &ValidationError{Item: item, Index: i, Field: field, Rule: FormatNanos(t) + " is " + w.OldestWhy}
+		case t > w.Newest:
+			return &ValidationError{Item: item, Index: i, Field: field, Rule: FormatNanos(t) + " is " + w.NewestWhy}
+		}
+		return nil
+	}
+	for i := range b.Events {
+		if err := check("event", i, "timestamp", b.Events[i].Timestamp); err != nil {
+			return err
+		}
+	}
+	for i := range b.Spans {
+		if err := check("span", i, "start_time", b.Spans[i].StartTime); err != nil {
+			return err
+		}
+		if err := check("span", i, "end_time", b.Spans[i].EndTime); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -50,7 +50,8 @@ type field struct {
 	enum     []string // allowed values of a string member
 	prefix   string   // optional prefix of enum values: "REASON_" lets "CRASH" and "REASON_CRASH" pass
 	sub      *schema
-	maxBytes int // upper bound of the member's compact JSON size; 0 for none
+	maxBytes int  // upper bound of the member's compact JSON size; 0 for none
+	long     bool // a string of free text up to MaxLongTextBytes (else MaxStringBytes)
 }
 
 // schema is the shape of one JSON object. At most 64 members (a bit set tracks presence).
@@ -83,6 +84,8 @@ var (
 )
 
 func optStrField(name string) field       { return field{name: name, t: fString} }
+func optTextField(name string) field      { return field{name: name, t: fString, long: true} }
+func reqTextField(name string) field      { return field{name: name, t: fString, req: true, long: true} }
 func reqStrField(name string) field       { return field{name: name, t: fString, req: true} }
 func optField(name string, t ftype) field { return field{name: name, t: t} }
 func reqField(name string, t ftype) field { return field{name: name, t: t, req: true} }
@@ -100,7 +103,7 @@ var frameSchema = &schema{fields: []field{
 }}
 
 var exceptionUnitSchema = &schema{fields: []field{
-	optStrField("type"), optStrField("message"), {name: "frames", t: fArray, sub: frameSchema},
+	optStrField("type"), optTextField("message"), {name: "frames", t: fArray, sub: frameSchema},
 	optStrField("signal"), optStrField("thread_name"), optField("thread_sequence", fNumber), optStrField("os_build_number"),
 }}
 
@@ -171,9 +174,9 @@ var httpSchema = &schema{fields: []field{
 	// method: any non-empty string; SDKs send lowercase ("get", "post") and that is kept as is.
 	reqStrField("url"), reqStrField("method"), optField("status_code", fInt),
 	optField("start_time", fUint64), optField("end_time", fUint64),
-	optStrField("failure_reason"), optStrField("failure_description"),
+	optStrField("failure_reason"), optTextField("failure_description"),
 	optField("request_headers", fStrMap), optField("response_headers", fStrMap),
-	optStrField("request_body"), optStrField("response_body"), optStrField("client"),
+	optTextField("request_body"), optTextField("response_body"), optStrField("client"),
 }}
 
 var networkChangeSchema = &schema{fields: []field{
@@ -193,13 +196,13 @@ var appExitSchema = &schema{fields: []field{
 	{name: "importance", t: fString, req: true, prefix: "IMPORTANCE_", enum: []string{"FOREGROUND",
 		"FOREGROUND_SERVICE", "TOP_SLEEPING", "VISIBLE", "PERCEPTIBLE", "CANT_SAVE_STATE",
 		"SERVICE", "CACHED", "GONE"}},
-	optStrField("trace"), reqStrField("process_name"),
+	optTextField("trace"), reqStrField("process_name"),
 	optField("pid", fStrOrNum), optField("timestamp", fStrOrNum), // spec: strings; a number is as clear
 }}
 
 var lifecycleActivitySchema = &schema{fields: []field{
 	enumField("type", "created", "resumed", "paused", "destroyed"), reqStrField("class_name"),
-	optStrField("intent"), optField("saved_instance_state", fBool),
+	optTextField("intent"), optField("saved_instance_state", fBool),
 }}
 
 var lifecycleFragmentSchema = &schema{fields: []field{
@@ -268,7 +271,7 @@ var kindSchemas = map[string]*schema{
 	"session_start":             {},
 	"anr":                       anrSchema,
 	"exception":                 exceptionSchema,
-	"string":                    {fields: []field{{name: "severity_text", t: fString, enum: []string{"info", "warning", "error", "fatal", "debug"}}, reqStrField("string")}},
+	"string":                    {fields: []field{{name: "severity_text", t: fString, enum: []string{"info", "warning", "error", "fatal", "debug"}}, reqTextField("string")}},
 	"gesture_click":             gestureClickSchema,
 	"gesture_long_click":        gestureClickSchema,
 	"gesture_scroll":            gestureScrollSchema,
@@ -291,8 +294,8 @@ var kindSchemas = map[string]*schema{
 	"navigation":                {fields: []field{optStrField("source"), optStrField("from"), reqStrField("to")}},
 	"screen_view":               nameSchema,
 	"custom":                    nameSchema,
-	"bug_report":                {fields: []field{optStrField("description")}},
-	"log":                       {fields: []field{optStrField("severity_text"), optField("severity_number", fInt), reqStrField("body")}},
+	"bug_report":                {fields: []field{optTextField("description")}},
+	"log":                       {fields: []field{optStrField("severity_text"), optField("severity_number", fInt), reqTextField("body")}},
 }
 
 // kindNames holds the keys of kindSchemas as constant strings, so Event.Type costs no allocation.

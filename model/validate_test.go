@@ -606,3 +606,51 @@ func TestDuplicateMembers(t *testing.T) {
 		t.Fatalf("unknown attribute members of the second object: %q %v", e.Attribute.Extra, err)
 	}
 }
+
+// TestStringLimits: every string member is at most MaxStringBytes, the long-text members of
+// event kinds at most MaxLongTextBytes; over it the batch is refused naming the field.
+func TestStringLimits(t *testing.T) {
+	at := func(n int) string { return strings.Repeat("a", n) }
+	batch := func(event string) []byte { return []byte(`{"events":[` + event + `],"spans":[]}`) }
+	withAttr := func(key string, n int) []byte {
+		attr := strings.Replace(baseAttribute, `"device_name":"sunfish"`, `"`+key+`":"`+at(n)+`"`, 1)
+		if key != "device_name" {
+			attr = strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name":"`+at(n)+`"`, 1)
+		}
+		return batch(strings.Replace(string(eventWith(t, "custom", `{"name":"x"}`)), baseAttribute, attr, 1))
+	}
+	span := func(name string) []byte {
+		return []byte(`{"events":[],"spans":[` + strings.Replace(baseSpan, `"name":"activity.onCreate"`, `"name":"`+name+`"`, 1) + `]}`)
+	}
+	cases := []struct {
+		name string
+		body []byte
+		want string // "" = accepted
+	}{
+		{"custom name at the limit", batch(string(eventWith(t, "custom", `{"name":"`+at(MaxStringBytes)+`"}`))), ""},
+		{"custom name over", batch(string(eventWith(t, "custom", `{"name":"`+at(MaxStringBytes+1)+`"}`))), "event 0: custom.name: must be at most 65536 bytes, is 65537"},
+		{"5 MB custom name", batch(string(eventWith(t, "custom", `{"name":"`+at(5<<20)+`"}`))), "custom.name: must be at most 65536 bytes"},
+		{"escapes count unescaped", batch(string(eventWith(t, "custom", `{"name":"`+strings.Repeat(`\n`, MaxStringBytes)+`"}`))), ""},
+		{"attribute over", withAttr("device_name", MaxStringBytes+1), "attribute.device_name: must be at most 65536 bytes"},
+		{"thread name over", withAttr("thread_name", MaxStringBytes+1), "attribute.thread_name: must be at most 65536 bytes"},
+		{"log body is long text", batch(string(eventWith(t, "log", `{"severity_text":"info","body":"`+at(MaxLongTextBytes)+`"}`))), ""},
+		{"log body over", batch(string(eventWith(t, "log", `{"severity_text":"info","body":"`+at(MaxLongTextBytes+1)+`"}`))), "log.body: must be at most 1048576 bytes"},
+		{"http response body is long text", batch(string(eventWith(t, "http", `{"url":"https://x.example/a","method":"get","response_body":"`+at(200<<10)+`"}`))), ""},
+		{"http url over", batch(string(eventWith(t, "http", `{"url":"https://x.example/`+at(MaxStringBytes)+`","method":"get"}`))), "http.url: must be at most 65536 bytes"},
+		{"span name over", span(at(MaxStringBytes + 1)), "span 0: name: must be at most 65536 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeBatch(c.body, testApp, false)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

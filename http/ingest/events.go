@@ -55,6 +55,12 @@ type Events struct {
 	UploadTTL         time.Duration // lifetime of attachment upload URLs
 	// RetryAfter is what 503 answers tell SDKs to wait.
 	RetryAfter time.Duration
+	// MaxEventAge is how old an event or span may be; 0 means the app's retention (older rows
+	// would be deleted by the next retention run). MaxEventFuture is how far after the node's
+	// clock one may lie; 0 means DefaultMaxEventFuture.
+	MaxEventAge, MaxEventFuture time.Duration
+	// Now is the clock of the time window; nil means time.Now.
+	Now func() time.Time
 	// Budget bounds the request body bytes held at once across requests (503 beyond it); nil
 	// means one of DefaultMaxInflightBytes, made on first use.
 	Budget     *Budget
@@ -71,6 +77,35 @@ func (h *Events) budget() *Budget {
 		}
 	})
 	return h.Budget
+}
+
+// DefaultMaxEventFuture is how far after the node's clock an event may lie by default: device
+// clocks are wrong, but not by months.
+const DefaultMaxEventFuture = 30 * 24 * time.Hour
+
+// window is the time window of an app's batches now.
+func (h *Events) window(app model.App) model.TimeWindow {
+	now := time.Now()
+	if h.Now != nil {
+		now = h.Now()
+	}
+	future := h.MaxEventFuture
+	if future <= 0 {
+		future = DefaultMaxEventFuture
+	}
+	age, oldWhy := h.MaxEventAge, ""
+	if age <= 0 {
+		days := app.RetentionDays
+		if days <= 0 {
+			days = model.DefaultRetentionDays
+		}
+		age = time.Duration(days) * 24 * time.Hour
+		oldWhy = fmt.Sprintf("older than this app's retention of %d days", days)
+	} else {
+		oldWhy = "older than the node accepts (--max-event-age " + age.String() + ")"
+	}
+	return model.TimeWindow{Oldest: now.Add(-age).UnixNano(), Newest: now.Add(future).UnixNano(),
+		OldestWhy: oldWhy, NewestWhy: "more than " + future.String() + " ahead of the server's clock (" + now.UTC().Format(time.RFC3339) + ")"}
 }
 
 // NewStageMetrics registers svc_ingest_stage_seconds{stage} on reg: the time PUT /events spends
@@ -198,13 +233,14 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	maxJSON, maxMulti := h.limits()
+	win := h.window(app)
 	var (
 		batch  model.Batch
 		record []byte
 		kind   uint8
 	)
 	if multi {
-		batch, record, err = h.readMultipart(w, r, app.ID, params["boundary"], maxMulti)
+		batch, record, err = h.readMultipart(w, r, app.ID, params["boundary"], maxMulti, win)
 		kind = recordMultipart
 	} else {
 		var body *body
@@ -213,6 +249,9 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		record = body.buf // the decoded batch holds copies; the spool copies it on append
 		if err == nil {
 			batch, err = model.DecodeBatch(record, app.ID, false)
+		}
+		if err == nil {
+			err = batch.CheckTimes(win)
 		}
 		kind = recordJSON
 	}
@@ -330,11 +369,11 @@ func (h *Events) answerUploads(w http.ResponseWriter, r *http.Request, app uuid.
 // attachments, and each part costs a file in the blob store.
 const maxBlobParts = 1000
 
-// readMultipart reads a multipart body: `event` and `span` parts are decoded into the batch and
-// collected into a JSON batch body for the spool; `blob-<attachment id>` parts are streamed to
+// readMultipart reads a multipart body: `event` and `span` parts are decoded into the batch
+// (whose times must lie in win) and collected into a JSON batch body for the spool; `blob-<attachment id>` parts are streamed to
 // the blob store. A refused body leaves no blob behind, and a blob part that no event of the
 // batch names is removed.
-func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.UUID, boundary string, limit int64) (_ model.Batch, _ []byte, err error) {
+func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.UUID, boundary string, limit int64, win model.TimeWindow) (_ model.Batch, _ []byte, err error) {
 	if r.ContentLength > limit {
 		return model.Batch{}, nil, errTooLarge{limit}
 	}
@@ -413,6 +452,9 @@ func (h *Events) readMultipart(w http.ResponseWriter, r *http.Request, app uuid.
 		p.Close()
 	}
 	if err := b.Validate(); err != nil {
+		return b, nil, err
+	}
+	if err := b.CheckTimes(win); err != nil {
 		return b, nil, err
 	}
 	for i := range b.Events {

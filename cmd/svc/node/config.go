@@ -71,6 +71,8 @@ type Config struct {
 	IdleTimeout       time.Duration // keep-alive connections without a request
 	MetricsPublic     bool          // /metrics on the public listener, without a token
 	MaxInflightBytes  int64         // request body bytes held at once across ingest requests
+	MaxEventAge       time.Duration // oldest event accepted; 0 = the app's retention
+	MaxEventFuture    time.Duration // farthest an event may lie after the node's clock
 
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
@@ -179,6 +181,8 @@ var Settings = []Setting{
 	{"body-timeout", "SVC_BODY_TIMEOUT", "5m", "longest time a whole request body may take to arrive (408 after)", dur(func(c *Config) *time.Duration { return &c.BodyTimeout })},
 	{"idle-timeout", "SVC_IDLE_TIMEOUT", "120s", "keep-alive connections without a request are closed after this", dur(func(c *Config) *time.Duration { return &c.IdleTimeout })},
 	{"max-inflight-bytes", "SVC_MAX_INFLIGHT_BYTES", "268435456", "request body bytes PUT /events may hold in memory at once across requests; beyond it, 503 + Retry-After", bytesize(func(c *Config) *int64 { return &c.MaxInflightBytes })},
+	{"max-event-age", "SVC_MAX_EVENT_AGE", "0s", "oldest event or span PUT /events accepts (400 naming it beyond); 0 = the app's retention", dur(func(c *Config) *time.Duration { return &c.MaxEventAge })},
+	{"max-event-future", "SVC_MAX_EVENT_FUTURE", "720h", "farthest after the node's clock an event or span may lie (400 naming it beyond)", dur(func(c *Config) *time.Duration { return &c.MaxEventFuture })},
 	{"metrics-public", "SVC_METRICS_PUBLIC", "false", "also serve /metrics on the public listener without a token (for scrapers that cannot send one)", boolean(func(c *Config) *bool { return &c.MetricsPublic })},
 }
 
@@ -338,12 +342,15 @@ func (c *Config) validate() error {
 		{"--max-mapping-bytes", c.MaxMappingBytes > 0}, {"--rate-limit-user", c.RateLimitUser > 0},
 		{"--rate-limit-signin", c.RateLimitSignIn > 0}, {"--janitor-interval", c.JanitorInterval > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
 		{"--read-header-timeout", c.ReadHeaderTimeout > 0}, {"--body-idle-timeout", c.BodyIdleTimeout > 0}, {"--body-timeout", c.BodyTimeout > 0},
-		{"--idle-timeout", c.IdleTimeout > 0}, {"--max-inflight-bytes", c.MaxInflightBytes > 0},
+		{"--idle-timeout", c.IdleTimeout > 0}, {"--max-inflight-bytes", c.MaxInflightBytes > 0}, {"--max-event-future", c.MaxEventFuture > 0},
 	}
 	for _, p := range positive {
 		if !p.ok {
 			return fmt.Errorf("%s must be positive", p.name)
 		}
+	}
+	if c.MaxEventAge < 0 {
+		return errors.New("--max-event-age must not be negative")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

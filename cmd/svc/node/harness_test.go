@@ -75,6 +75,9 @@ func startNodeLog(t *testing.T, backend string, tweak func(*Config), log *slog.L
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The recorded SDK bodies and generated datasets lie months back, beyond the default window
+	// of an app's retention; TestTimeWindow checks the default.
+	cfg.MaxEventAge = 20 * 365 * 24 * time.Hour
 	if backend == "clickhouse+postgres" {
 		cfg.ClickHouseDSN = sinktest.ClickHouse(t)
 		cfg.PostgresDSN = sinktest.Postgres(t)

@@ -158,16 +158,6 @@ func TestHostileBodies(t *testing.T) {
 // thousands of blob parts is refused quickly, and blob parts no attachment names are removed.
 func TestMultipartBlobsNotOrphaned(t *testing.T) {
 	tn := startNode(t, "embedded", nil)
-	blobFiles := func() int {
-		n := 0
-		_ = filepath.Walk(filepath.Join(tn.cfg.DataDir, "blobs"), func(_ string, fi os.FileInfo, err error) error {
-			if err == nil && fi.Mode().IsRegular() {
-				n++
-			}
-			return nil
-		})
-		return n
-	}
 	send := func(body []byte, ct string) response {
 		return tn.do(t, http.MethodPut, "/events", tn.key, map[string]string{"svc-req-id": uuid.NewString(), "Content-Type": ct}, bytes.NewReader(body))
 	}
@@ -187,7 +177,7 @@ func TestMultipartBlobsNotOrphaned(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("refusing 20,000 blob parts took %v", d)
 	}
-	if n := blobFiles(); n != 0 {
+	if n := blobFiles(tn); n != 0 {
 		t.Errorf("%d blob files left by a refused request", n)
 	}
 
@@ -196,7 +186,7 @@ func TestMultipartBlobsNotOrphaned(t *testing.T) {
 	if r := send(body, ct); r.status != 400 {
 		t.Fatalf("bad event with a blob: %d %s", r.status, r.body)
 	}
-	if n := blobFiles(); n != 0 {
+	if n := blobFiles(tn); n != 0 {
 		t.Errorf("%d blob files left by a refused request", n)
 	}
 
@@ -207,7 +197,74 @@ func TestMultipartBlobsNotOrphaned(t *testing.T) {
 	if r := send(body, ct); r.status != 202 {
 		t.Fatalf("valid multipart: %d %s", r.status, r.body)
 	}
-	if n := blobFiles(); n != 1 {
+	if n := blobFiles(tn); n != 1 {
 		t.Errorf("%d blob files after an accepted body with one attachment and one stray part, want 1", n)
 	}
+}
+
+// TestTimeWindow: events and spans dated beyond the app's retention, or more than
+// --max-event-future ahead, are refused with 400 naming the item; the operator can widen the
+// past bound.
+func TestTimeWindow(t *testing.T) {
+	tn := startNode(t, "embedded", func(c *Config) { c.MaxEventAge = 0 })
+	wide := startNode(t, "embedded", func(c *Config) { c.MaxEventAge = 400 * 24 * time.Hour; c.MaxEventFuture = time.Hour })
+	now := time.Now().UTC()
+	day := 24 * time.Hour
+	spanAt := func(start time.Time) []byte {
+		ts := func(t time.Time) string { return t.Format("2006-01-02T15:04:05.000000000Z") }
+		return []byte(`{"events":[],"spans":[{"name":"load","trace_id":"d71f3d909689859469a7d9b38e605d56","span_id":"9f1890db9aedb305",` +
+			`"session_id":"` + uuid.NewString() + `","start_time":"` + ts(start) + `","end_time":"` + ts(start.Add(time.Second)) + `","duration":1000,"status":1,` +
+			`"attributes":{"installation_id":"i","app_version":"1","app_build":"1","app_unique_id":"a","measure_sdk_version":"0.11.0","os_version":"34",` +
+			`"platform":"android","thread_name":"main","network_type":"wifi","network_provider":"unknown","network_generation":"unknown","device_cpu_arch":"arm64"}}]}`)
+	}
+	cases := []struct {
+		name   string
+		node   *testNode
+		body   []byte
+		status int
+		want   string
+	}{
+		{"now", tn, sampleBatch(uuid.New(), now, 2), 200, ""},
+		{"inside retention", tn, sampleBatch(uuid.New(), now.Add(-29*day), 2), 200, ""},
+		{"beyond retention", tn, sampleBatch(uuid.New(), now.Add(-31*day), 2), 400, "event 0: timestamp: "},
+		{"1900", tn, sampleBatch(uuid.New(), time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC), 1), 400, "older than this app's retention of 30 days"},
+		{"a week ahead", tn, sampleBatch(uuid.New(), now.Add(7*day), 1), 200, ""},
+		{"2200, 10,000 events", tn, sampleBatch(uuid.New(), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), 10000), 400, "event 0: timestamp: 2200-01-01T00:00:00Z is more than 720h0m0s ahead"},
+		{"span ahead", tn, spanAt(now.Add(40 * day)), 400, "span 0: start_time: "},
+		{"wider past bound", wide, sampleBatch(uuid.New(), now.Add(-300*day), 1), 200, ""},
+		{"beyond the wider bound", wide, sampleBatch(uuid.New(), now.Add(-401*day), 1), 400, "older than the node accepts (--max-event-age 9600h0m0s)"},
+		{"narrower future bound", wide, sampleBatch(uuid.New(), now.Add(2*time.Hour), 1), 400, "more than 1h0m0s ahead"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.node.putJSON(t, c.node.key, uuid.NewString(), c.body)
+			if r.status != c.status || (c.want != "" && !strings.Contains(string(r.body), c.want)) {
+				t.Fatalf("%d %s, want %d with %q", r.status, r.body, c.status, c.want)
+			}
+		})
+	}
+	t.Run("multipart leaves no blob", func(t *testing.T) {
+		batch := sampleBatch(uuid.New(), now.Add(-60*day), 1)
+		attID := regexp.MustCompile(`"attachments":\[\{"id":"([0-9a-f-]{36})"`).FindSubmatch(batch)[1]
+		body, ct := toMultipart(t, batch, map[string][]byte{"blob-" + string(attID): []byte("png")})
+		r := tn.do(t, http.MethodPut, "/events", tn.key, map[string]string{"svc-req-id": uuid.NewString(), "Content-Type": ct}, bytes.NewReader(body))
+		if r.status != 400 || !strings.Contains(string(r.body), "retention") {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		if n := blobFiles(tn); n != 0 {
+			t.Fatalf("%d blob files left", n)
+		}
+	})
+}
+
+// blobFiles counts the files of a node's local blob store.
+func blobFiles(tn *testNode) int {
+	n := 0
+	_ = filepath.Walk(filepath.Join(tn.cfg.DataDir, "blobs"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n
 }

@@ -257,6 +257,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_ingest_inflight_body_bytes",
 		Help: "Request body bytes PUT /events holds in memory now (bounded by --max-inflight-bytes)."}, func() float64 { return float64(budget.Used()) }))
 	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0), Budget: budget,
+		MaxEventAge: cfg.MaxEventAge, MaxEventFuture: cfg.MaxEventFuture,
 		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
 		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL, Stages: ingest.NewStageMetrics(reg)}
