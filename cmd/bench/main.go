@@ -100,6 +100,8 @@ type results struct {
 	production    *e2e
 	productionWhy string
 	actorMem      map[int]float64
+	memory        *memoryRun
+	memoryWhy     string
 	pprofTop      string
 }
 
@@ -232,6 +234,21 @@ func bench(ctx context.Context, c config) error {
 		}
 	}
 
+	if c.skipMemory {
+		r.memoryWhy = "not run (-skip-memory)"
+	} else {
+		step("(f) node RSS around a flat-out load, embedded")
+		if r.memory, err = measureMemory(ctx, c, root, svcBin, lgBin); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			r.memoryWhy = "failed: " + err.Error()
+			fmt.Fprintln(os.Stderr, "bench: memory run:", err)
+		} else {
+			fmt.Println(memoryRows(r.memory, "")[0].Value)
+		}
+	}
+
 	if !c.skipMemory {
 		step("(e) heap per live session actor")
 		b, err := output(ctx, root, os.Environ(), "go", "test", "-run", "^$", "-bench", "BenchmarkSessionActorMemory",
@@ -335,19 +352,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	defer n.stop()
 	fmt.Printf("node on %s (admin %s), data in %s\n", n.addr, n.admin, dataDir)
 
-	admin := func(args ...string) (map[string]string, error) {
-		b, err := output(ctx, root, baseEnv(), svcBin, append([]string{"admin", "--admin-addr", n.admin, "--data-dir", dataDir}, args...)...)
-		if err != nil {
-			return nil, err
-		}
-		m := map[string]string{}
-		return m, json.Unmarshal(b, &m)
-	}
-	u, err := admin("create-user", "--email", "bench@example.com", "--name", "Bench")
-	if err != nil {
-		return nil, err
-	}
-	a, err := admin("create-app", "--team", u["own_team_id"], "--name", "Bench")
+	u, a, err := benchApp(ctx, root, svcBin, n, dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +420,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return &e, nil
 	}
 	fmt.Println("dashboard queries")
-	tok, err := admin("token", "--email", "bench@example.com")
+	tok, err := adminCall(ctx, root, svcBin, n, dataDir, "token", "--email", "bench@example.com")
 	if err != nil {
 		return nil, err
 	}
@@ -433,6 +438,25 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	}
 	e.queries = runQueries(ctx, d, c.query, fill)
 	return &e, nil
+}
+
+// adminCall runs `svc admin args…` against node n and returns its JSON answer.
+func adminCall(ctx context.Context, root, svcBin string, n *node, dataDir string, args ...string) (map[string]string, error) {
+	b, err := output(ctx, root, baseEnv(), svcBin, append([]string{"admin", "--admin-addr", n.admin, "--data-dir", dataDir}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	return m, json.Unmarshal(b, &m)
+}
+
+// benchApp creates the bench user and an app on node n: the create-user and create-app answers.
+func benchApp(ctx context.Context, root, svcBin string, n *node, dataDir string) (user, app map[string]string, err error) {
+	if user, err = adminCall(ctx, root, svcBin, n, dataDir, "create-user", "--email", "bench@example.com", "--name", "Bench"); err != nil {
+		return nil, nil, err
+	}
+	app, err = adminCall(ctx, root, svcBin, n, dataDir, "create-app", "--team", user["own_team_id"], "--name", "Bench")
+	return user, app, err
 }
 
 // fetch saves the answer of GET url (an admin listener path: token is the admin token) to path.

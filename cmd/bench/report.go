@@ -369,7 +369,7 @@ func buildRows(r results) []Row {
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return append(rows, memoryRows(r.memory, r.memoryWhy)...)
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -467,3 +467,16 @@ func TestTableTarget(t *testing.T) {
 		t.Errorf("outFile = %q", got)
 	}
 }
+
+func TestMemoryRows(t *testing.T) {
+	got := memoryRows(&memoryRun{Before: 30 << 20, Peak: 900 << 20, After: 270 << 20, Items: 400_000, Settle: 50 * time.Second}, "")
+	if len(got) != 1 || !strings.Contains(got[0].Value, "30 MiB before; 900 MiB at the peak (400,000 items sent); 270 MiB 50 s after the load") {
+		t.Fatalf("%+v", got)
+	}
+	if got := memoryRows(nil, "not run (-skip-memory)"); len(got) != 1 || !strings.Contains(got[0].Value, "not run") {
+		t.Fatalf("%+v", got)
+	}
+	if rows := buildRows(results{memoryWhy: "not run"}); !strings.Contains(rows[len(rows)-1].Figure, "(f) node RSS") {
+		t.Fatalf("last row %+v", rows[len(rows)-1])
+	}
+}
