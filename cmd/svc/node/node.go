@@ -322,7 +322,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	adm := chi.NewRouter()
 	// Every path of the admin listener needs the admin token: profiles and metrics tell an
 	// attacker as much as the operator API lets one do.
-	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log), adminAPI.RequireToken)
+	adm.Use(middleware.RequestID, httpx.NewMetrics(reg, "admin").Middleware(log), httpx.Recoverer(log), adminAPI.RequireToken,
+		httpx.BodyDeadlines(cfg.BodyIdleTimeout, cfg.BodyTimeout))
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	adm.Handle("/metrics", metrics)
 	if cfg.MetricsPublic {
@@ -337,8 +338,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	n.public = &http.Server{Handler: pub, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: errLog}
-	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
-		ReadTimeout: cfg.BodyTimeout, ErrorLog: errLog}
+	n.admin = &http.Server{Handler: adm, ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout, ErrorLog: errLog}
 	jctx, stopJanitor := context.WithCancel(context.Background())
 	janitorDone := make(chan struct{})
 	go func() { defer close(janitorDone); n.janitor(jctx, cfg.JanitorInterval) }()
