@@ -17,6 +17,7 @@ package badgerevents
 // time of a scan (BenchmarkBadgerIssueCells); most rows' values are inline in the LSM tree.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -647,7 +648,7 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 		fv.Versions = append(fv.Versions, ver)
 	}
 	slices.SortFunc(fv.Versions, func(a, b model.AppVersion) int {
-		if c := compareInt(versions[b], versions[a]); c != 0 {
+		if c := cmp.Compare(versions[b], versions[a]); c != 0 {
 			return c
 		}
 		if c := strings.Compare(b.Name, a.Name); c != 0 {
@@ -678,16 +679,6 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 
 // minTime is the lowest row time: scans over every row start there.
 const minTime = -1 << 63
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 func sortedSet(m map[string]struct{}) []string {
 	out := make([]string, 0, len(m))

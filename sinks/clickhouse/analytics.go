@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -224,7 +225,7 @@ func (s *Store) pageKeys(ctx context.Context, iq *model.IssueQuery, page model.E
 			continue
 		}
 		slices.SortFunc(keys, func(a, b eventKey) int {
-			c := cmpInt(a.ts, b.ts)
+			c := cmp.Compare(a.ts, b.ts)
 			if c == 0 {
 				c = bytes.Compare(a.id[:], b.id[:])
 			}
@@ -442,7 +443,7 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 	}
 	slices.SortFunc(versions, func(a, b seen) int {
 		if a.first != b.first {
-			return -cmpInt(a.first, b.first)
+			return -cmp.Compare(a.first, b.first)
 		}
 		if c := strings.Compare(a.v.Name, b.v.Name); c != 0 {
 			return -c
@@ -542,16 +543,6 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 		fv.UDKeys = []model.UDKey{}
 	}
 	return fv, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // each runs q and calls fn for every row with the row's Scan. When fn or a scan fails, the

@@ -144,20 +144,10 @@ func udExprs(t *testing.T) []*model.UDExpr {
 	return out
 }
 
-// The SQL of every expression selects exactly the events Eval selects, on stored rows.
-func TestUDExprSQL(t *testing.T) {
-	s := migrated(t)
-	app := uuid.New()
-	rows := udRows()
-	events := make([]model.Event, len(rows))
-	for i, ud := range rows {
-		events[i] = model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "custom",
-			Timestamp: int64(i) * 1e9, UserDefined: ud}
-	}
-	if err := s.WriteEvents(ctxT(t), events); err != nil {
-		t.Fatal(err)
-	}
-	exprs := udExprs(t)
+// checkUDExprSQL checks that the SQL of every expression selects exactly the stored events of
+// app that UDExpr.Eval selects (events are all of the app's rows).
+func checkUDExprSQL(t *testing.T, s *Store, app uuid.UUID, events []model.Event, exprs []*model.UDExpr) {
+	t.Helper()
 	const perQuery = 40 // expressions as columns of one query
 	for lo := 0; lo < len(exprs); lo += perQuery {
 		chunk := exprs[lo:min(lo+perQuery, len(exprs))]
@@ -191,14 +181,29 @@ func TestUDExprSQL(t *testing.T) {
 		}
 		for j, x := range chunk {
 			for i := range events {
-				want := x.Eval(events[i].UserDefined)
-				if g := got[events[i].ID][j] != 0; g != want {
+				if g, want := got[events[i].ID][j] != 0, x.Eval(events[i].UserDefined); g != want {
 					text, _ := x.MarshalJSON()
 					t.Errorf("%s on %v: SQL %v, Eval %v", text, events[i].UserDefined, g, want)
 				}
 			}
 		}
 	}
+}
+
+// The SQL of every expression selects exactly the events Eval selects, on stored rows.
+func TestUDExprSQL(t *testing.T) {
+	s := migrated(t)
+	app := uuid.New()
+	rows := udRows()
+	events := make([]model.Event, len(rows))
+	for i, ud := range rows {
+		events[i] = model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "custom",
+			Timestamp: int64(i) * 1e9, UserDefined: ud}
+	}
+	if err := s.WriteEvents(ctxT(t), events); err != nil {
+		t.Fatal(err)
+	}
+	checkUDExprSQL(t, s, app, events, udExprs(t))
 	if t.Failed() {
 		return
 	}

@@ -52,44 +52,5 @@ func TestUDNumbersAcrossTypesSQL(t *testing.T) {
 			cmps = append(cmps, &model.UDExpr{Cmp: &model.UDCmp{Key: "n", Type: model.UDFloat64, Op: op, Float: f, Value: strconv.FormatFloat(f, 'g', -1, 64)}})
 		}
 	}
-	const perQuery = 40
-	for lo := 0; lo < len(cmps); lo += perQuery {
-		chunk := cmps[lo:min(lo+perQuery, len(cmps))]
-		var q query
-		q.sql("SELECT id")
-		for _, x := range chunk {
-			q.sql(", toUInt8(")
-			udExpr(&q, x)
-			q.sql(")")
-		}
-		q.sql(" FROM events WHERE app_id = toUUID(?)", app)
-		got := map[uuid.UUID][]uint8{}
-		err := s.each(ctxT(t), &q, func(scan func(...any) error) error {
-			var id uuid.UUID
-			vals := make([]uint8, len(chunk))
-			ptrs := []any{&id}
-			for i := range vals {
-				ptrs = append(ptrs, &vals[i])
-			}
-			if err := scan(ptrs...); err != nil {
-				return err
-			}
-			got[id] = vals
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("query: %v", err)
-		}
-		if len(got) != len(events) {
-			t.Fatalf("query returned %d events, want %d", len(got), len(events))
-		}
-		for j, x := range chunk {
-			for i := range events {
-				if g, want := got[events[i].ID][j] != 0, x.Eval(events[i].UserDefined); g != want {
-					text, _ := x.MarshalJSON()
-					t.Errorf("%s on %v: SQL %v, Eval %v", text, events[i].UserDefined, g, want)
-				}
-			}
-		}
-	}
+	checkUDExprSQL(t, s, app, events, cmps)
 }

@@ -2,6 +2,7 @@ package eventstest
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -73,7 +74,7 @@ func newer(a, b *model.Event) bool { return after(a.Timestamp, a.ID, b.Timestamp
 
 // timeOrder compares events by timestamp, then id, ascending (the reverse of the instance order).
 func timeOrder(a, b *model.Event) int {
-	return cmpAll(cmpInt(a.Timestamp, b.Timestamp), bytes.Compare(a.ID[:], b.ID[:]))
+	return cmpAll(cmp.Compare(a.Timestamp, b.Timestamp), bytes.Compare(a.ID[:], b.ID[:]))
 }
 
 // IssueCells is sinks.Analytics.IssueCells: per (group, class, version, bucket) of the issue
@@ -120,7 +121,7 @@ func SortCells(cs []model.IssueCell) []model.IssueCell {
 	slices.SortFunc(cs, func(a, b model.IssueCell) int {
 		return cmpAll(strings.Compare(a.GroupID, b.GroupID), int(a.Class)-int(b.Class),
 			strings.Compare(a.Version.Name, b.Version.Name), strings.Compare(a.Version.Code, b.Version.Code),
-			cmpInt(a.Bucket, b.Bucket))
+			cmp.Compare(a.Bucket, b.Bucket))
 	})
 	return cs
 }
@@ -130,16 +131,6 @@ func cmpAll(cs ...int) int {
 		if c != 0 {
 			return c
 		}
-	}
-	return 0
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
 	}
 	return 0
 }
@@ -226,7 +217,7 @@ func (r *Reference) SessionBuckets(f *model.EventFilter, by model.PlotTimeGroup)
 func SortBuckets(bs []model.SessionBucket) []model.SessionBucket {
 	slices.SortFunc(bs, func(a, b model.SessionBucket) int {
 		return cmpAll(strings.Compare(a.Version.Name, b.Version.Name), strings.Compare(a.Version.Code, b.Version.Code),
-			cmpInt(a.Bucket, b.Bucket))
+			cmp.Compare(a.Bucket, b.Bucket))
 	})
 	return bs
 }
@@ -339,7 +330,7 @@ func (r *Reference) FilterValues(app uuid.UUID, class model.IssueClass) model.Fi
 	// Newest first by first seen; versions first seen at one time by name, then code,
 	// descending.
 	slices.SortFunc(fv.Versions, func(a, b model.AppVersion) int {
-		return cmpAll(cmpInt(first[b], first[a]), strings.Compare(b.Name, a.Name), strings.Compare(b.Code, a.Code))
+		return cmpAll(cmp.Compare(first[b], first[a]), strings.Compare(b.Name, a.Name), strings.Compare(b.Code, a.Code))
 	})
 	for o := range osv {
 		fv.OSVersions = append(fv.OSVersions, o)
