@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/model/corpus"
 )
 
 // BenchmarkSessionActorMemory measures the heap one live session actor costs (issue 4 target:
@@ -39,5 +43,60 @@ func BenchmarkSessionActorMemory(b *testing.B) {
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heap-bytes/actor")
 			}
 		})
+	}
+}
+
+// BenchmarkSessionActorMemoryRecorded measures the heap a live session actor costs with
+// sessions shaped like real SDK traffic: each of n sessions receives one recorded batch of
+// testdata/sdk (round-robin, every event moved into the session) through Ingest.Distribute, as
+// PUT /events hands it over; the batches themselves are dropped afterwards, so what remains is
+// what the actors keep.
+func BenchmarkSessionActorMemoryRecorded(b *testing.B) {
+	dir, err := corpus.Dir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "batch_*.json"))
+	var bodies [][]byte
+	for _, n := range names {
+		body, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bodies = append(bodies, body)
+	}
+	const n = 10_000
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		sys, d, _ := newDirB(b, time.Hour)
+		in := &Ingest{Dir: d, Root: sys.AS.Root, Flusher: sys.AS.Root.Spawn(noopFlusher())}
+		app := uuid.New()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		events := 0
+		b.StartTimer()
+		for j := 0; j < n; j++ {
+			batch, err := model.DecodeBatch(bodies[j%len(bodies)], app, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			session := uuid.New()
+			for k := range batch.Events {
+				batch.Events[k].SessionID = session
+				batch.Events[k].ID = uuid.New()
+			}
+			events += len(batch.Events)
+			in.Distribute(app, batch.Events, nil, uint64(j+1), len(bodies[j%len(bodies)]), false)
+		}
+		for d.Count(KindSession) < n {
+			time.Sleep(5 * time.Millisecond)
+		}
+		b.StopTimer()
+		time.Sleep(time.Second) // let mailboxes drain
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-bytes/actor")
+		b.ReportMetric(float64(events)/n, "events/session")
 	}
 }

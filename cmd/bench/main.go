@@ -87,22 +87,24 @@ func run() int {
 
 // results holds every figure of one run.
 type results struct {
-	decodeItems   int64
-	decodeWall    time.Duration
-	decodeCPU     time.Duration
-	appendPart    *appendCost
-	appendWhy     string
-	badgerPart    *insertCost
-	badgerWhy     string
-	chPart        *insertCost
-	chWhy         string
-	embedded      *e2e
-	production    *e2e
-	productionWhy string
-	actorMem      map[int]float64
-	memory        *memoryRun
-	memoryWhy     string
-	pprofTop      string
+	decodeItems    int64
+	decodeWall     time.Duration
+	decodeCPU      time.Duration
+	appendPart     *appendCost
+	appendWhy      string
+	badgerPart     *insertCost
+	badgerWhy      string
+	chPart         *insertCost
+	chWhy          string
+	embedded       *e2e
+	production     *e2e
+	productionWhy  string
+	actorMem       map[int]float64
+	recordedMem    float64 // heap per actor, sessions shaped like the recorded traffic
+	recordedEvents float64
+	memory         *memoryRun
+	memoryWhy      string
+	pprofTop       string
 }
 
 // e2e is one store's end-to-end result: flat out, then at half its request rate, then the
@@ -260,6 +262,7 @@ func bench(ctx context.Context, c config) error {
 		if r.actorMem, err = ParseActorMemory(string(b)); err != nil {
 			return err
 		}
+		r.recordedMem, r.recordedEvents, _ = ParseRecordedActorMemory(string(b))
 	}
 
 	rows := buildRows(r)

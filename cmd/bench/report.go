@@ -107,6 +107,26 @@ func ParseActorMemory(out string) (map[int]float64, error) {
 	return got, nil
 }
 
+var recordedMemLine = regexp.MustCompile(`^BenchmarkSessionActorMemoryRecorded(?:-\d+)?\s.*?\s([0-9.]+) events/session\s+([0-9.]+) heap-bytes/actor`)
+
+// ParseRecordedActorMemory reads BenchmarkSessionActorMemoryRecorded's result: the heap per
+// session actor with sessions shaped like the recorded traffic, and their events per session.
+func ParseRecordedActorMemory(out string) (perActor, eventsPerSession float64, ok bool) {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		m := recordedMemLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		ev, err1 := strconv.ParseFloat(m[1], 64)
+		v, err2 := strconv.ParseFloat(m[2], 64)
+		if err1 == nil && err2 == nil {
+			return v, ev, true
+		}
+	}
+	return 0, 0, false
+}
+
 const (
 	beginMarker = "<!-- make bench: begin -->"
 	endMarker   = "<!-- make bench: end -->"
@@ -368,6 +388,11 @@ func buildRows(r results) []Row {
 			row.Verdict = below(v*float64(n), targetActorBytes)
 		}
 		rows = append(rows, row)
+	}
+	if r.recordedMem > 0 {
+		rows = append(rows, Row{Figure: "(e) heap per live session actor, 10,000 sessions shaped like the recorded traffic",
+			Value: fmt.Sprintf("%s B/actor (%.0f events per session, each session one recorded batch through Ingest.Distribute)",
+				thousands(r.recordedMem), r.recordedEvents)})
 	}
 	return append(rows, memoryRows(r.memory, r.memoryWhy)...)
 }

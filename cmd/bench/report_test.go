@@ -480,3 +480,18 @@ func TestMemoryRows(t *testing.T) {
 		t.Fatalf("last row %+v", rows[len(rows)-1])
 	}
 }
+
+func TestParseRecordedActorMemory(t *testing.T) {
+	out := "BenchmarkSessionActorMemory/10000-2 1 5 ns/op 2024 heap-bytes/actor\n" +
+		"BenchmarkSessionActorMemoryRecorded-2   \t       1\t6565192345 ns/op\t        58.70 events/session\t      6897 heap-bytes/actor\nPASS\n"
+	v, ev, ok := ParseRecordedActorMemory(out)
+	if !ok || v != 6897 || ev != 58.70 {
+		t.Fatalf("got %v %v %v", v, ev, ok)
+	}
+	if _, _, ok := ParseRecordedActorMemory("BenchmarkSessionActorMemory/10000-2 1 5 ns/op 2024 heap-bytes/actor\n"); ok {
+		t.Fatal("found a recorded result where there is none")
+	}
+	if rows := buildRows(results{recordedMem: 6897, recordedEvents: 58.7}); !strings.Contains(rows[len(rows)-2].Value, "6,897 B/actor (59 events per session") {
+		t.Fatalf("row %+v", rows[len(rows)-2])
+	}
+}
