@@ -32,7 +32,36 @@ var (
 	ErrLastOwner = errors.New("team would have no owner")
 	// ErrInvalid: an argument breaks a rule of the contract (a bad blob key, an unknown role).
 	ErrInvalid = errors.New("invalid argument")
+	// ErrUnavailable: the store did not answer: it could not be reached, the connection broke,
+	// or the call's deadline passed before it answered. The call may or may not have taken
+	// effect. Backends return it as an *UnavailableError (Unavailable), which names the kind of
+	// store; callers answer 503 + Retry-After (httpx.StoreUnavailable) and never show the cause,
+	// which may hold addresses and user names.
+	ErrUnavailable = errors.New("store unavailable")
 )
+
+// The kinds of store an UnavailableError names.
+const (
+	StoreMeta   = "metadata"
+	StoreEvents = "event"
+	StoreBlobs  = "blob"
+)
+
+// UnavailableError is ErrUnavailable of one kind of store, with its cause.
+type UnavailableError struct {
+	Store string // StoreMeta, StoreEvents or StoreBlobs
+	Err   error
+}
+
+func (e *UnavailableError) Error() string {
+	return "the " + e.Store + " store is unavailable: " + e.Err.Error()
+}
+
+// Unwrap makes errors.Is match both ErrUnavailable and the cause.
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
+// Unavailable wraps err as ErrUnavailable of the kind of store given.
+func Unavailable(store string, err error) error { return &UnavailableError{Store: store, Err: err} }
 
 // EventStore keeps events and spans, the bulk of svc's data.
 //
@@ -128,7 +157,13 @@ type Analytics interface {
 // Durability: a call that returns nil has committed; every later read sees it.
 // Atomicity: each method is one transaction: it changes all it says or nothing.
 // Errors: ErrNotFound for a missing row, ErrConflict for a uniqueness or compare-and-swap
-// failure, ErrLastOwner where a team would lose its last owner.
+// failure, ErrLastOwner where a team would lose its last owner, and ErrUnavailable (as an
+// *UnavailableError of StoreMeta) when the store did not answer: a backend that talks to a
+// server wraps every failure to reach it, every broken connection and every expired deadline
+// of ctx in it, and bounds each call by a timeout of its own so that a frozen server is seen in
+// seconds. A backend that never waits (the embedded one) may ignore ctx's deadline; if it
+// does not, an expired deadline is ErrUnavailable too. ErrUnavailable is never ErrNotFound: a
+// caller must not conclude that a row is missing because the store did not answer.
 // Times are stored with at least microsecond precision and come back in UTC.
 // Concurrency: all methods are safe for concurrent use; the atomic ones (RotateAuthSession,
 // SetMemberRole, RemoveMember, RotateAPIKey) stay correct under concurrent calls.

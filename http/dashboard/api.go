@@ -58,6 +58,10 @@ type API struct {
 	Log         *slog.Logger
 	Now         func() time.Time
 
+	// RequestTimeout bounds every request of the API (its store calls end with it, and the
+	// request answers 503); 0 means none.
+	RequestTimeout time.Duration
+
 	RatePerUser   int // requests per minute per signed-in user
 	RateSignInIP  int // requests per minute per client address on sign-in, refresh, invite validation
 	SecureCookies bool
@@ -96,7 +100,9 @@ func (a *API) Routes(r chi.Router) {
 	byIP := limited(a.RateSignInIP, httprate.KeyByIP)
 	byUser := limited(a.RatePerUser, func(r *http.Request) (string, error) { return userID(r.Context()).String(), nil })
 
+	deadline := httpx.RequestTimeout(a.RequestTimeout)
 	r.Route("/auth", func(r chi.Router) {
+		r.Use(deadline)
 		r.With(byIP).Post("/codehost", a.signInCodeHost)
 		r.With(byIP).Post("/idp", a.signInIDP)
 		r.With(byIP).Post("/validateInvite", a.validateInvite)
@@ -105,7 +111,7 @@ func (a *API) Routes(r chi.Router) {
 		r.With(a.requireUser, byUser).Get("/session", a.session)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(a.requireUser, byUser)
+		r.Use(deadline, a.requireUser, byUser)
 		r.Post("/teams", a.createTeam)
 		r.Get("/teams", a.listTeams)
 		r.Route("/teams/{teamID}", func(r chi.Router) {
@@ -298,8 +304,17 @@ func bodyError(w http.ResponseWriter, err error, what string) {
 	}
 }
 
-// internal answers 500 and logs the cause.
+// internal answers a failure the caller cannot fix and logs the cause: 503 + Retry-After
+// naming the kind of store when a store did not answer (httpx.Unavailable), 500 otherwise.
+// The answer never carries the cause, which may name addresses, users and databases.
 func (a *API) internal(w http.ResponseWriter, what string, err error) {
+	if _, down := httpx.Unavailable(err); down {
+		if a.Log != nil {
+			a.Log.Warn("dashboard: store unavailable", "op", what, "error", err.Error())
+		}
+		httpx.StoreUnavailable(w, err)
+		return
+	}
 	if a.Log != nil {
 		a.Log.Error("dashboard", "op", what, "error", err.Error())
 	}

@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,73 +17,152 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// Keys resolves app API keys to apps with a short cache in front of the metadata store, so the
-// hot path does not query it per request. Invalidate drops an app's keys at once (key rotation
-// on this node); other nodes see a rotation within TTL.
+// Keys resolves app API keys to apps with a cache in front of the metadata store, so the hot
+// path does not query it per request, and so that ingest goes on through a metadata outage.
+//
+// An entry is fresh for TTL after the store's answer; then the next request asks the store
+// again (one request per key at a time: the others use the entry meanwhile). When the store does
+// not answer, the entry's last answer keeps being used until StaleFor after it was given, and
+// the store is asked again at most every RetryEvery, so a frozen store costs one slow request
+// per key and interval, not every request. Whatever the store answers wins at once: a revoked
+// or unknown key fails from then on. A key without an entry while the store does not answer
+// gets 503 (it may be valid), never 401. Invalidate drops an app's keys at once (key rotation
+// on this node); other nodes see a rotation within TTL of the store answering.
 type Keys struct {
 	Meta sinks.MetaStore
 	TTL  time.Duration // default 30 s
+	// StaleFor bounds how old the last answer of the store may be and still be used while the
+	// store fails; default 6 h; negative: never used once TTL has passed.
+	StaleFor time.Duration
+	// RetryEvery is how long, after the store failed, entries are used without asking it
+	// again; default 1 s.
+	RetryEvery time.Duration
+	Log        *slog.Logger
+	Now        func() time.Time // default time.Now
 
-	mu      sync.Mutex
-	entries map[string]keyEntry
+	mu        sync.Mutex
+	entries   map[string]*keyEntry
+	gen       uint64    // counts Invalidate calls: an answer read across one is not cached
+	retryFrom time.Time // the store failed: no refresh of a known key before this
 }
 
 type keyEntry struct {
-	app     model.App
-	revoked bool
-	at      time.Time
-	touched time.Time
+	app        model.App
+	revoked    bool
+	at         time.Time // when the store gave this answer
+	touched    time.Time
+	refreshing bool
 }
 
-var errBadKey = errors.New("API key is not valid or was revoked")
+var (
+	errBadKey    = errors.New("API key is not valid or was revoked")
+	errStoreDown = sinks.Unavailable(sinks.StoreMeta, errors.New("API keys: the store failed a moment ago; not asked again yet"))
+)
 
-// Lookup returns the app of an active key.
-func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
-	ttl := k.TTL
+func (k *Keys) settings() (ttl, staleFor, retry time.Duration) {
+	ttl, staleFor, retry = k.TTL, k.StaleFor, k.RetryEvery
 	if ttl <= 0 {
 		ttl = 30 * time.Second
 	}
-	now := time.Now()
-	k.mu.Lock()
-	if k.entries == nil {
-		k.entries = map[string]keyEntry{}
+	if staleFor == 0 {
+		staleFor = 6 * time.Hour
 	}
-	e, ok := k.entries[key]
-	k.mu.Unlock()
-	if !ok || now.Sub(e.at) > ttl {
-		app, ak, err := k.Meta.AppByAPIKey(ctx, key)
-		switch {
-		case errors.Is(err, sinks.ErrNotFound):
-			return model.App{}, errBadKey
-		case err != nil:
-			return model.App{}, err
-		}
-		e = keyEntry{app: app, revoked: ak.Revoked, at: now, touched: e.touched}
-		k.mu.Lock()
-		if len(k.entries) > 100_000 { // a flood of distinct bad keys must not grow the cache
-			clear(k.entries)
-		}
-		k.entries[key] = e
-		k.mu.Unlock()
+	if retry <= 0 {
+		retry = time.Second
 	}
+	return ttl, staleFor, retry
+}
+
+func (e *keyEntry) answer() (model.App, error) {
 	if e.revoked {
 		return model.App{}, errBadKey
 	}
-	// last_seen is worth a write once a minute per key, not per request.
-	if now.Sub(e.touched) > time.Minute {
-		k.mu.Lock()
-		e.touched = now
-		k.entries[key] = e
-		k.mu.Unlock()
-		_ = k.Meta.TouchAPIKey(ctx, key, now.UTC())
-	}
 	return e.app, nil
+}
+
+// Lookup returns the app of an active key: errBadKey for a revoked or unknown one, an error
+// for which httpx.Unavailable holds when the store cannot tell.
+func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
+	ttl, staleFor, retry := k.settings()
+	now := time.Now()
+	if k.Now != nil {
+		now = k.Now()
+	}
+	k.mu.Lock()
+	if k.entries == nil {
+		k.entries = map[string]*keyEntry{}
+	}
+	e := k.entries[key]
+	usable := e != nil && (staleFor < 0 && now.Sub(e.at) <= ttl || staleFor >= 0 && now.Sub(e.at) <= staleFor)
+	if e != nil && now.Sub(e.at) <= ttl || usable && (e.refreshing || now.Before(k.retryFrom)) {
+		k.mu.Unlock()
+		return e.answer()
+	}
+	if e == nil && now.Before(k.retryFrom) {
+		k.mu.Unlock()
+		return model.App{}, errStoreDown
+	}
+	if e != nil {
+		e.refreshing = true
+	}
+	gen := k.gen
+	k.mu.Unlock()
+
+	app, ak, err := k.Meta.AppByAPIKey(ctx, key)
+
+	k.mu.Lock()
+	if e != nil {
+		e.refreshing = false
+	}
+	switch {
+	case errors.Is(err, sinks.ErrNotFound):
+		delete(k.entries, key)
+		k.mu.Unlock()
+		return model.App{}, errBadKey
+	case err != nil:
+		first := !now.Before(k.retryFrom)
+		k.retryFrom = now.Add(retry)
+		cached := usable && k.entries[key] == e // not invalidated meanwhile
+		k.mu.Unlock()
+		if first && k.Log != nil {
+			k.Log.Warn("API keys: the metadata store did not answer; using the last answers", "error", err.Error(),
+				"stale_for", staleFor.String())
+		}
+		if cached {
+			return e.answer()
+		}
+		return model.App{}, fmt.Errorf("look up an API key: %w", err)
+	}
+	ne := &keyEntry{app: app, revoked: ak.Revoked, at: now}
+	if e != nil {
+		ne.touched = e.touched
+	}
+	// last_seen is worth a write once a minute per key, not per request; the store has just
+	// answered, so the write does not hold this request up in an outage.
+	touch := !ak.Revoked && now.Sub(ne.touched) > time.Minute
+	if touch {
+		ne.touched = now
+	}
+	if k.gen == gen { // an answer read across a rotation may predate it
+		if len(k.entries) > 100_000 { // a flood of distinct bad keys must not grow the cache
+			clear(k.entries)
+		}
+		k.entries[key] = ne
+	}
+	k.mu.Unlock()
+	if touch {
+		if err := k.Meta.TouchAPIKey(ctx, key, now.UTC()); err != nil && k.Log != nil {
+			k.Log.Debug("API keys: record last use", "error", err.Error())
+		}
+	}
+	return ne.answer()
 }
 
 // Invalidate forgets every cached key of the app.
 func (k *Keys) Invalidate(appID uuid.UUID) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.gen++
 	for key, e := range k.entries {
 		if e.app.ID == appID {
 			delete(k.entries, key)
@@ -112,8 +193,15 @@ func (k *Keys) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if err != nil {
-			w.Header().Set("Retry-After", "30")
-			httpx.Error(w, http.StatusServiceUnavailable, "cannot check the API key right now: "+err.Error())
+			// The key may be valid: 503 lets the SDK retry, and the cause (which may name the
+			// store's address, user and database) goes to the log only.
+			if !httpx.StoreUnavailable(w, err) {
+				if k.Log != nil {
+					k.Log.Error("API keys: cannot check a key", "error", err.Error())
+				}
+				w.Header().Set("Retry-After", "5")
+				httpx.Error(w, http.StatusServiceUnavailable, "cannot check the API key right now; retry after the time in Retry-After")
+			}
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), appKey{}, app)))

@@ -104,8 +104,8 @@ func expiryKey(s model.AuthSession) []byte { return key(pExpiry, timeKey(s.Expir
 // (another transaction changed what fn read). fn must not keep state between runs.
 func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
 	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("badgermeta: %w", err)
+		if err := ctxErr(ctx); err != nil {
+			return err
 		}
 		err := s.db.Update(fn)
 		if !errors.Is(err, badger.ErrConflict) {
@@ -115,10 +115,23 @@ func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) erro
 }
 
 func (s *Store) view(ctx context.Context, fn func(txn *badger.Txn) error) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("badgermeta: %w", err)
+	if err := ctxErr(ctx); err != nil {
+		return err
 	}
 	return s.db.View(fn)
+}
+
+// ctxErr is the error of a call whose context has ended: an expired deadline is
+// ErrUnavailable, as the MetaStore contract asks; a cancellation is the caller's own doing.
+func ctxErr(ctx context.Context) error {
+	err := ctx.Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("badgermeta: %w", sinks.Unavailable(sinks.StoreMeta, err))
+	}
+	return fmt.Errorf("badgermeta: %w", err)
 }
 
 // get decodes the record at k into v; ErrNotFound (naming what) when there is none.

@@ -105,6 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"Times", testTimes},
 		{"NotFound", testNotFound},
 		{"Concurrency", testConcurrency},
+		{"Deadline", testDeadline},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -47,6 +47,8 @@ func insertKey(ctx context.Context, tx pgx.Tx, k model.APIKey) error {
 }
 
 func (s *Store) CreateApp(ctx context.Context, a model.App, k model.APIKey) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckNewKey(k, a.ID); err != nil {
 		return err
 	}
@@ -67,6 +69,8 @@ func (s *Store) CreateApp(ctx context.Context, a model.App, k model.APIKey) erro
 }
 
 func (s *Store) App(ctx context.Context, id uuid.UUID) (model.App, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	a, err := scanApp(s.pool.QueryRow(ctx, `SELECT `+appCols+` FROM apps a WHERE a.id = $1`, id))
 	if err != nil {
 		return model.App{}, fail("app "+id.String(), err)
@@ -75,6 +79,8 @@ func (s *Store) App(ctx context.Context, id uuid.UUID) (model.App, error) {
 }
 
 func (s *Store) AppsOfTeam(ctx context.Context, teamID uuid.UUID) ([]model.App, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "apps of team " + teamID.String()
 	rows, err := s.pool.Query(ctx, `SELECT `+appCols+` FROM apps a WHERE a.team_id = $1 ORDER BY a.created_at, a.id`, teamID)
 	if err != nil {
@@ -98,6 +104,8 @@ func (s *Store) AppsOfTeam(ctx context.Context, teamID uuid.UUID) ([]model.App, 
 
 // AllApps reads the whole table; background jobs call it rarely.
 func (s *Store) AllApps(ctx context.Context) ([]model.App, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT `+appCols+` FROM apps a ORDER BY a.created_at, a.id`)
 	if err != nil {
 		return nil, fail("all apps", err)
@@ -110,6 +118,8 @@ func (s *Store) AllApps(ctx context.Context) ([]model.App, error) {
 }
 
 func (s *Store) UpdateApp(ctx context.Context, a model.App) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	days, err := retention(a.RetentionDays, false)
 	if err != nil {
 		return err
@@ -124,6 +134,8 @@ func (s *Store) UpdateApp(ctx context.Context, a model.App) error {
 }
 
 func (s *Store) AppByAPIKey(ctx context.Context, key string) (model.App, model.APIKey, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	var d keyDest
 	a, err := scanApp(s.pool.QueryRow(ctx,
 		`SELECT `+appCols+`, `+keyCols+` FROM api_keys k JOIN apps a ON a.id = k.app_id WHERE k.key = $1`, key),
@@ -135,6 +147,8 @@ func (s *Store) AppByAPIKey(ctx context.Context, key string) (model.App, model.A
 }
 
 func (s *Store) ActiveAPIKey(ctx context.Context, appID uuid.UUID) (model.APIKey, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	var d keyDest
 	err := s.pool.QueryRow(ctx, `SELECT `+keyCols+` FROM api_keys k WHERE k.app_id = $1 AND NOT k.revoked`, appID).Scan(d.targets()...)
 	if err != nil {
@@ -146,6 +160,8 @@ func (s *Store) ActiveAPIKey(ctx context.Context, appID uuid.UUID) (model.APIKey
 // RotateAPIKey locks the app's row first, so concurrent rotations of one app run one after the
 // other and each revokes the key the previous one stored.
 func (s *Store) RotateAPIKey(ctx context.Context, k model.APIKey) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckNewKey(k, k.AppID); err != nil {
 		return err
 	}
@@ -163,6 +179,8 @@ func (s *Store) RotateAPIKey(ctx context.Context, k model.APIKey) error {
 }
 
 func (s *Store) TouchAPIKey(ctx context.Context, key string, at time.Time) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	// GREATEST skips NULL, and a concurrent touch is re-read before this one applies.
 	n, err := exec(ctx, s.pool, "touch API key",
 		`UPDATE api_keys SET last_seen = GREATEST(last_seen, $2) WHERE key = $1`, key, at)
@@ -173,6 +191,8 @@ func (s *Store) TouchAPIKey(ctx context.Context, key string, at time.Time) error
 }
 
 func (s *Store) CreateAuthSession(ctx context.Context, a model.AuthSession) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	_, err := exec(ctx, s.pool, "create session "+a.ID.String()+" of user "+a.UserID.String(),
 		`INSERT INTO auth_sessions (id, user_id, refresh_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
 		a.ID, a.UserID, a.RefreshID, a.CreatedAt, a.ExpiresAt)
@@ -180,6 +200,8 @@ func (s *Store) CreateAuthSession(ctx context.Context, a model.AuthSession) erro
 }
 
 func (s *Store) AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSession, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	var a model.AuthSession
 	err := s.pool.QueryRow(ctx, `SELECT id, user_id, refresh_id, created_at, expires_at FROM auth_sessions WHERE id = $1`, id).
 		Scan(&a.ID, &a.UserID, &a.RefreshID, &a.CreatedAt, &a.ExpiresAt)
@@ -193,6 +215,8 @@ func (s *Store) AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSessio
 // RotateAuthSession locks the session's row, so of concurrent rotations with the same refresh
 // id the first to commit wins and the others then see the new id.
 func (s *Store) RotateAuthSession(ctx context.Context, id, oldRefreshID, newRefreshID uuid.UUID, expiresAt time.Time) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	return s.inTx(ctx, "rotate session", func(tx pgx.Tx) error {
 		var current uuid.UUID
 		if err := tx.QueryRow(ctx, `SELECT refresh_id FROM auth_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&current); err != nil {
@@ -208,6 +232,8 @@ func (s *Store) RotateAuthSession(ctx context.Context, id, oldRefreshID, newRefr
 }
 
 func (s *Store) DeleteAuthSession(ctx context.Context, id uuid.UUID) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	n, err := exec(ctx, s.pool, "delete session "+id.String(), `DELETE FROM auth_sessions WHERE id = $1`, id)
 	if err == nil && n == 0 {
 		err = notFound("session " + id.String())
@@ -216,6 +242,8 @@ func (s *Store) DeleteAuthSession(ctx context.Context, id uuid.UUID) error {
 }
 
 func (s *Store) DeleteExpiredAuthSessions(ctx context.Context, now time.Time) (int, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	n, err := exec(ctx, s.pool, "delete expired sessions", `DELETE FROM auth_sessions WHERE expires_at < $1`, now)
 	return int(n), err
 }

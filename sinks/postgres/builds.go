@@ -15,6 +15,8 @@ import (
 
 // PutBuild upserts on the primary key, so concurrent puts of one build leave one row.
 func (s *Store) PutBuild(ctx context.Context, b model.Build) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if b.Size < 0 {
 		return fmt.Errorf("postgres: build size %d is negative: %w", b.Size, sinks.ErrInvalid)
 	}
@@ -31,6 +33,8 @@ func (s *Store) PutBuild(ctx context.Context, b model.Build) error {
 }
 
 func (s *Store) Builds(ctx context.Context, appID uuid.UUID) ([]model.Build, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "builds of app " + appID.String()
 	rows, err := s.pool.Query(ctx,
 		`SELECT app_id, version_name, version_code, build_type, size, updated_at FROM builds WHERE app_id = $1
@@ -71,6 +75,8 @@ func (s *Store) mustHaveApp(ctx context.Context, appID uuid.UUID) error {
 // AddMappings inserts the batch in one statement, which is atomic: a taken or repeated id
 // (unique violation) or an unknown app (foreign key violation) stores none of it.
 func (s *Store) AddMappings(ctx context.Context, ms []model.Mapping) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if len(ms) == 0 {
 		return nil
 	}
@@ -94,6 +100,8 @@ func (s *Store) AddMappings(ctx context.Context, ms []model.Mapping) error {
 }
 
 func (s *Store) Mappings(ctx context.Context, appID uuid.UUID, versionName, versionCode string) ([]model.Mapping, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckText("version name", versionName); err != nil {
 		return nil, err
 	}
@@ -126,6 +134,8 @@ func (s *Store) Mappings(ctx context.Context, appID uuid.UUID, versionName, vers
 }
 
 func (s *Store) SDKConfig(ctx context.Context, appID uuid.UUID) (model.SDKConfig, time.Time, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "SDK config of app " + appID.String()
 	var (
 		raw []byte
@@ -143,6 +153,8 @@ func (s *Store) SDKConfig(ctx context.Context, appID uuid.UUID) (model.SDKConfig
 
 // SetSDKConfig upserts the app's row; the foreign key makes an unknown app ErrNotFound.
 func (s *Store) SetSDKConfig(ctx context.Context, appID uuid.UUID, c model.SDKConfig, at time.Time) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckSDKConfig(&c); err != nil {
 		return err
 	}

@@ -31,6 +31,8 @@ func scanInvite(row pgx.Row) (model.Invite, error) {
 // CreateInvites inserts the batch in one statement, which is atomic: a taken or repeated id
 // (unique violation) or an unknown team or inviter (foreign key violation) stores none of it.
 func (s *Store) CreateInvites(ctx context.Context, invs []model.Invite) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if len(invs) == 0 {
 		return nil
 	}
@@ -55,6 +57,8 @@ func (s *Store) CreateInvites(ctx context.Context, invs []model.Invite) error {
 }
 
 func (s *Store) Invite(ctx context.Context, id uuid.UUID) (model.Invite, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	inv, err := scanInvite(s.pool.QueryRow(ctx, `SELECT `+inviteCols+` FROM invites WHERE id = $1`, id))
 	if err != nil {
 		return model.Invite{}, fail("invite "+id.String(), err)
@@ -63,6 +67,8 @@ func (s *Store) Invite(ctx context.Context, id uuid.UUID) (model.Invite, error) 
 }
 
 func (s *Store) Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "invites of team " + teamID.String()
 	rows, err := s.pool.Query(ctx, `SELECT `+inviteCols+` FROM invites WHERE team_id = $1 ORDER BY created_at, id`, teamID)
 	if err != nil {
@@ -85,6 +91,8 @@ func (s *Store) Invites(ctx context.Context, teamID uuid.UUID) ([]model.Invite, 
 }
 
 func (s *Store) UpdateInvite(ctx context.Context, inv model.Invite) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckRole(inv.Role); err != nil {
 		return err
 	}
@@ -98,6 +106,8 @@ func (s *Store) UpdateInvite(ctx context.Context, inv model.Invite) error {
 }
 
 func (s *Store) DeleteInvite(ctx context.Context, id uuid.UUID) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	n, err := exec(ctx, s.pool, "delete invite "+id.String(), `DELETE FROM invites WHERE id = $1`, id)
 	if err == nil && n == 0 {
 		err = notFound("invite " + id.String())
@@ -110,6 +120,8 @@ func (s *Store) DeleteInvite(ctx context.Context, id uuid.UUID) error {
 // waits for it and then finds them gone, so each invite is accepted once. ON CONFLICT DO
 // NOTHING keeps the role of a team the user is already in, even one joined meanwhile.
 func (s *Store) AcceptInvites(ctx context.Context, email string, userID uuid.UUID, now time.Time) ([]model.Member, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckText("email", email); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 )
 
 func (s *Store) ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.ThresholdPrefs, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	var p model.ThresholdPrefs
 	err := s.pool.QueryRow(ctx,
 		`SELECT error_good_threshold, error_caution_threshold, error_spike_min_count_threshold, error_spike_min_rate_threshold
@@ -27,6 +29,8 @@ func (s *Store) ThresholdPrefs(ctx context.Context, appID uuid.UUID) (model.Thre
 
 // SetThresholdPrefs upserts the app's row; the foreign key makes an unknown app ErrNotFound.
 func (s *Store) SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.ThresholdPrefs, at time.Time) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckThresholds(p); err != nil {
 		return err
 	}
@@ -45,6 +49,8 @@ func (s *Store) SetThresholdPrefs(ctx context.Context, appID uuid.UUID, p model.
 // PutShortFilter inserts unless the code is stored; then it compares the stored filters, which
 // never change once inserted, so concurrent puts need no lock.
 func (s *Store) PutShortFilter(ctx context.Context, f model.ShortFilter) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckShortFilter(f); err != nil {
 		return err
 	}
@@ -68,6 +74,8 @@ func (s *Store) PutShortFilter(ctx context.Context, f model.ShortFilter) error {
 
 // ShortFilter answers ErrNotFound for a code of the wrong form: no such code can be stored.
 func (s *Store) ShortFilter(ctx context.Context, appID uuid.UUID, code string) (model.ShortFilter, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "short filter " + code + " of app " + appID.String()
 	if !sinks.ValidShortFilterCode(code) {
 		return model.ShortFilter{}, notFound(what)
@@ -83,6 +91,8 @@ func (s *Store) ShortFilter(ctx context.Context, appID uuid.UUID, code string) (
 }
 
 func (s *Store) ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	var c model.ChatApp
 	err := s.pool.QueryRow(ctx, `SELECT team_id, webhook_url, enabled, updated_at FROM chat_apps WHERE team_id = $1`, teamID).
 		Scan(&c.TeamID, &c.WebhookURL, &c.Enabled, &c.UpdatedAt)
@@ -95,6 +105,8 @@ func (s *Store) ChatApp(ctx context.Context, teamID uuid.UUID) (model.ChatApp, e
 
 // SetChatApp upserts the team's row; the foreign key makes an unknown team ErrNotFound.
 func (s *Store) SetChatApp(ctx context.Context, c model.ChatApp) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckWebhook(c.WebhookURL); err != nil {
 		return err
 	}

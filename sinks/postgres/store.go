@@ -9,6 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,31 +25,71 @@ import (
 
 // Store is the Postgres MetaStore.
 type Store struct {
-	pool *pgxpool.Pool
+	pool        *pgxpool.Pool
+	callTimeout time.Duration
 }
+
+// Options tune a Store.
+type Options struct {
+	// CallTimeout bounds every method call (waiting for a pooled connection, connecting, the
+	// queries and the commit), so a frozen server is noticed in seconds rather than when the
+	// kernel gives up on the connection; 0 means DefaultCallTimeout. A call that runs out of it
+	// returns sinks.ErrUnavailable.
+	CallTimeout time.Duration
+}
+
+// DefaultCallTimeout is the CallTimeout of Open.
+const DefaultCallTimeout = 5 * time.Second
 
 var _ sinks.MetaStore = (*Store)(nil)
 
 // Open connects to the database at dsn (a postgres:// URL or key=value string) and checks it
 // answers. It does not migrate: call Migrate first.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err) // pgx leaves the password out
+	}
+	// A connection attempt to a frozen server must not outlast a call.
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > o.CallTimeout {
+		cfg.ConnConfig.ConnectTimeout = o.CallTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	s := &Store{pool: pool, callTimeout: o.CallTimeout}
+	if err := s.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: ping: %w", err)
+		return nil, err
 	}
-	return &Store{pool: pool}, nil
+	return s, nil
+}
+
+// deadline bounds one method call by the store's CallTimeout (a shorter deadline of ctx wins).
+func (s *Store) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.callTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.callTimeout)
 }
 
 // Pool is the store's connection pool, for other Postgres-backed stores sharing the database.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: ping: %w", err)
+		return fail("ping", err)
 	}
 	return nil
 }
@@ -67,6 +111,8 @@ const (
 func fail(what string, err error) error {
 	var pgErr *pgconn.PgError
 	switch {
+	case unavailable(err):
+		return fmt.Errorf("postgres: %s: %w", what, sinks.Unavailable(sinks.StoreMeta, err))
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("postgres: %s: %w", what, sinks.ErrNotFound)
 	case errors.As(err, &pgErr) && pgErr.Code == uniqueViolation:
@@ -78,6 +124,27 @@ func fail(what string, err error) error {
 		return fmt.Errorf("postgres: %s: %w: %w", what, sinks.ErrInvalid, err)
 	}
 	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// unavailable tells "the server did not answer" (it could not be reached, the connection broke,
+// the call's deadline passed, or the server is shutting down or out of connections) from every
+// answer the server gave.
+func unavailable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08 connection exceptions, 57P01-57P03 admin/crash shutdown and cannot connect
+		// now, 53300 too many connections.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300"
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	var opErr *net.OpError
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || errors.As(err, &opErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err)
 }
 
 // notFound is ErrNotFound naming what.

@@ -495,3 +495,51 @@ func BenchmarkMeta(b *testing.B) {
 	defer s.Close()
 	metatest.Bench(b, s)
 }
+
+// TestCallTimeout: a call that the server does not answer (here: it waits for a row lock held
+// by another connection, as it would behind a frozen server) ends after CallTimeout with
+// ErrUnavailable of the metadata store, and its message is for logs only.
+func TestCallTimeout(t *testing.T) {
+	dsn := migrated(t)
+	s, err := OpenWith(t.Context(), dsn, Options{CallTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("OpenWith: %v", err)
+	}
+	defer s.Close()
+	c0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	u := model.User{ID: uuid.New(), Name: "U", Email: uuid.NewString() + "@example.com", CreatedAt: c0, UpdatedAt: c0}
+	tm := model.Team{ID: uuid.New(), Name: "T", CreatedAt: c0, UpdatedAt: c0}
+	if err := s.CreateUser(t.Context(), u, tm); err != nil {
+		t.Fatal(err)
+	}
+	app := model.App{ID: uuid.New(), TeamID: tm.ID, Name: "A", UniqueID: "x", Platform: "android", CreatedAt: c0, UpdatedAt: c0}
+	if err := s.CreateApp(t.Context(), app, model.APIKey{AppID: app.ID, Key: "k_" + uuid.NewString(), CreatedAt: c0}); err != nil {
+		t.Fatal(err)
+	}
+	locker, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(context.Background())
+	tx, err := locker.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	if _, err := tx.Exec(t.Context(), `LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err = s.AppByAPIKey(t.Context(), "k_missing")
+	took := time.Since(start)
+	if !errors.Is(err, sinks.ErrUnavailable) || errors.Is(err, sinks.ErrNotFound) {
+		t.Fatalf("AppByAPIKey behind a lock: %v, want ErrUnavailable", err)
+	}
+	if took > 3*time.Second {
+		t.Fatalf("AppByAPIKey took %v with a 500ms CallTimeout", took)
+	}
+	_ = tx.Rollback(t.Context())
+	if _, _, err := s.AppByAPIKey(t.Context(), "k_missing"); !errors.Is(err, sinks.ErrNotFound) {
+		t.Fatalf("AppByAPIKey after the lock: %v, want ErrNotFound", err)
+	}
+}

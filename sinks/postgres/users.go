@@ -35,6 +35,8 @@ func scanTeam(row pgx.Row, extra ...any) (model.Team, error) {
 }
 
 func (s *Store) CreateUser(ctx context.Context, u model.User, ownTeam model.Team) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	return s.inTx(ctx, "create user", func(tx pgx.Tx) error {
 		if err := insertTeam(ctx, tx, ownTeam); err != nil {
 			return err
@@ -66,6 +68,8 @@ func insertOwner(ctx context.Context, tx pgx.Tx, t model.Team, owner uuid.UUID) 
 }
 
 func (s *Store) User(ctx context.Context, id uuid.UUID) (model.User, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, id))
 	if err != nil {
 		return model.User{}, fail("user "+id.String(), err)
@@ -74,6 +78,8 @@ func (s *Store) User(ctx context.Context, id uuid.UUID) (model.User, error) {
 }
 
 func (s *Store) UserByEmail(ctx context.Context, email string) (model.User, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users WHERE lower(email) = lower($1)`, email))
 	if err != nil {
 		return model.User{}, fail(fmt.Sprintf("user with email %q", email), err)
@@ -82,6 +88,8 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (model.User, erro
 }
 
 func (s *Store) OwnTeam(ctx context.Context, userID uuid.UUID) (model.Team, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	t, err := scanTeam(s.pool.QueryRow(ctx,
 		`SELECT `+teamCols+` FROM users u JOIN teams t ON t.id = u.own_team_id WHERE u.id = $1`, userID))
 	if err != nil {
@@ -91,6 +99,8 @@ func (s *Store) OwnTeam(ctx context.Context, userID uuid.UUID) (model.Team, erro
 }
 
 func (s *Store) UpdateUser(ctx context.Context, u model.User) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	n, err := exec(ctx, s.pool, "update user "+u.ID.String(),
 		`UPDATE users SET name = $2, confirmed_at = $3, last_sign_in_at = $4, updated_at = $5 WHERE id = $1`,
 		u.ID, u.Name, nullTime(u.ConfirmedAt), nullTime(u.LastSignInAt), u.UpdatedAt)
@@ -101,6 +111,8 @@ func (s *Store) UpdateUser(ctx context.Context, u model.User) error {
 }
 
 func (s *Store) CreateTeam(ctx context.Context, t model.Team, ownerID uuid.UUID) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	return s.inTx(ctx, "create team", func(tx pgx.Tx) error {
 		if err := insertTeam(ctx, tx, t); err != nil {
 			return err
@@ -110,6 +122,8 @@ func (s *Store) CreateTeam(ctx context.Context, t model.Team, ownerID uuid.UUID)
 }
 
 func (s *Store) Team(ctx context.Context, id uuid.UUID) (model.Team, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	t, err := scanTeam(s.pool.QueryRow(ctx, `SELECT `+teamCols+` FROM teams t WHERE t.id = $1`, id))
 	if err != nil {
 		return model.Team{}, fail("team "+id.String(), err)
@@ -118,6 +132,8 @@ func (s *Store) Team(ctx context.Context, id uuid.UUID) (model.Team, error) {
 }
 
 func (s *Store) RenameTeam(ctx context.Context, id uuid.UUID, name string, at time.Time) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	n, err := exec(ctx, s.pool, "rename team "+id.String(),
 		`UPDATE teams SET name = $2, updated_at = $3 WHERE id = $1`, id, name, at)
 	if err == nil && n == 0 {
@@ -127,6 +143,8 @@ func (s *Store) RenameTeam(ctx context.Context, id uuid.UUID, name string, at ti
 }
 
 func (s *Store) TeamsOfUser(ctx context.Context, userID uuid.UUID) ([]model.TeamRole, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "teams of user " + userID.String()
 	rows, err := s.pool.Query(ctx,
 		`SELECT `+teamCols+`, m.role FROM team_members m JOIN teams t ON t.id = m.team_id
@@ -156,6 +174,8 @@ func (s *Store) TeamsOfUser(ctx context.Context, userID uuid.UUID) ([]model.Team
 }
 
 func (s *Store) AddMember(ctx context.Context, m model.Member) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckRole(m.Role); err != nil {
 		return err
 	}
@@ -166,6 +186,8 @@ func (s *Store) AddMember(ctx context.Context, m model.Member) error {
 }
 
 func (s *Store) Role(ctx context.Context, teamID, userID uuid.UUID) (model.Role, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	var role string
 	err := s.pool.QueryRow(ctx, `SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID).Scan(&role)
 	if err != nil {
@@ -175,6 +197,8 @@ func (s *Store) Role(ctx context.Context, teamID, userID uuid.UUID) (model.Role,
 }
 
 func (s *Store) Members(ctx context.Context, teamID uuid.UUID) ([]model.Member, error) {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	what := "members of team " + teamID.String()
 	rows, err := s.pool.Query(ctx,
 		`SELECT team_id, user_id, role, created_at, updated_at FROM team_members
@@ -234,6 +258,8 @@ func checkOtherOwner(ctx context.Context, tx pgx.Tx, teamID, userID uuid.UUID) e
 }
 
 func (s *Store) SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, role model.Role, at time.Time) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	if err := sinks.CheckRole(role); err != nil {
 		return err
 	}
@@ -255,6 +281,8 @@ func (s *Store) SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, rol
 }
 
 func (s *Store) RemoveMember(ctx context.Context, teamID, userID uuid.UUID) error {
+	ctx, cancel := s.deadline(ctx)
+	defer cancel()
 	return s.inTx(ctx, "remove member", func(tx pgx.Tx) error {
 		current, err := lockMember(ctx, tx, teamID, userID)
 		if err != nil {

@@ -1,0 +1,131 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+)
+
+// fakeKeys is a MetaStore that knows API keys only, and can be taken down.
+type fakeKeys struct {
+	sinks.MetaStore
+	mu    sync.Mutex
+	keys  map[string]model.APIKey
+	apps  map[uuid.UUID]model.App
+	down  bool
+	calls int
+}
+
+func (f *fakeKeys) AppByAPIKey(_ context.Context, key string) (model.App, model.APIKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.down {
+		return model.App{}, model.APIKey{}, sinks.Unavailable(sinks.StoreMeta,
+			errors.New("failed to connect to user=postgres database=svc_secret: 127.0.0.1:25432"))
+	}
+	k, ok := f.keys[key]
+	if !ok {
+		return model.App{}, model.APIKey{}, sinks.ErrNotFound
+	}
+	return f.apps[k.AppID], k, nil
+}
+
+func (f *fakeKeys) TouchAPIKey(context.Context, string, time.Time) error { return nil }
+
+func (f *fakeKeys) set(down bool) { f.mu.Lock(); f.down = down; f.mu.Unlock() }
+
+func TestKeysServeLastAnswerWhileStoreDown(t *testing.T) {
+	app := model.App{ID: uuid.New(), Name: "a"}
+	f := &fakeKeys{keys: map[string]model.APIKey{"good": {AppID: app.ID, Key: "good"}, "other": {AppID: app.ID, Key: "other"}},
+		apps: map[uuid.UUID]model.App{app.ID: app}}
+	now := time.Unix(1_700_000_000, 0)
+	k := &Keys{Meta: f, TTL: 30 * time.Second, StaleFor: time.Hour, RetryEvery: time.Second, Now: func() time.Time { return now }}
+	h := k.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	do := func(key string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPut, "/events", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	if c := do("good").Code; c != http.StatusOK {
+		t.Fatalf("good key: %d", c)
+	}
+	f.set(true)
+	now = now.Add(40 * time.Second) // past TTL
+	if c := do("good").Code; c != http.StatusOK {
+		t.Fatalf("known key with the store down: %d, want 200 from the last answer", c)
+	}
+	calls := f.calls
+	for range 50 {
+		do("good")
+	}
+	if f.calls != calls {
+		t.Fatalf("the store was asked %d more times within RetryEvery of a failure", f.calls-calls)
+	}
+	rec := do("other")
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("unknown key with the store down: %d (Retry-After %q), want 503 + Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	body := rec.Body.String()
+	if !strings.Contains(body, "metadata store is unavailable") || strings.Contains(body, "127.0.0.1") || strings.Contains(body, "svc_secret") {
+		t.Fatalf("503 body %q: want the kind of store and no address, user or database", body)
+	}
+	now = now.Add(2 * time.Second)
+	if c := do("other").Code; c != http.StatusServiceUnavailable {
+		t.Fatalf("unknown key after retry: %d", c)
+	}
+	// Beyond StaleFor the last answer is not used.
+	now = now.Add(time.Hour)
+	if c := do("good").Code; c != http.StatusServiceUnavailable {
+		t.Fatalf("known key past StaleFor: %d, want 503", c)
+	}
+	// The store answers again: its answer wins, revocation included.
+	f.set(false)
+	if c := do("good").Code; c != http.StatusOK {
+		t.Fatalf("after recovery: %d", c)
+	}
+	f.set(true)
+	now = now.Add(40 * time.Second)
+	f.mu.Lock()
+	k2 := f.keys["good"]
+	k2.Revoked = true
+	f.keys["good"] = k2
+	f.down = false
+	f.mu.Unlock()
+	now = now.Add(2 * time.Second)
+	if c := do("good").Code; c != http.StatusUnauthorized {
+		t.Fatalf("revoked key once the store answers: %d, want 401", c)
+	}
+	f.set(true)
+	now = now.Add(2 * time.Second)
+	if c := do("good").Code; c != http.StatusUnauthorized {
+		t.Fatalf("revoked key with the store down again: %d, want 401 (the revocation is cached)", c)
+	}
+}
+
+func TestKeysInvalidateWinsOverStaleAnswer(t *testing.T) {
+	app := model.App{ID: uuid.New()}
+	f := &fakeKeys{keys: map[string]model.APIKey{"good": {AppID: app.ID, Key: "good"}}, apps: map[uuid.UUID]model.App{app.ID: app}}
+	now := time.Unix(1_700_000_000, 0)
+	k := &Keys{Meta: f, Now: func() time.Time { return now }}
+	if _, err := k.Lookup(context.Background(), "good"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	k.Invalidate(app.ID) // rotated through the dashboard of this node
+	if _, err := k.Lookup(context.Background(), "good"); !errors.Is(err, sinks.ErrUnavailable) {
+		t.Fatalf("invalidated key with the store down: %v, want ErrUnavailable (no stale answer)", err)
+	}
+}
