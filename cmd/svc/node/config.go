@@ -74,6 +74,11 @@ type Config struct {
 	MaxEventAge       time.Duration // oldest event accepted; 0 = the app's retention
 	MaxEventFuture    time.Duration // farthest an event may lie after the node's clock
 
+	MetaTimeout    time.Duration // bound of one metadata store call
+	RequestTimeout time.Duration // bound of one dashboard request
+	KeyCacheTTL    time.Duration // an API key's cached answer is used without asking the store
+	KeyStaleFor    time.Duration // how old a cached answer may be and still be used while the store fails
+
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
 	publicURLDefault bool
@@ -184,6 +189,10 @@ var Settings = []Setting{
 	{"max-event-age", "SVC_MAX_EVENT_AGE", "0s", "oldest event or span PUT /events accepts (400 naming it beyond); 0 = the app's retention", dur(func(c *Config) *time.Duration { return &c.MaxEventAge })},
 	{"max-event-future", "SVC_MAX_EVENT_FUTURE", "720h", "farthest after the node's clock an event or span may lie (400 naming it beyond)", dur(func(c *Config) *time.Duration { return &c.MaxEventFuture })},
 	{"metrics-public", "SVC_METRICS_PUBLIC", "false", "also serve /metrics on the public listener without a token (for scrapers that cannot send one)", boolean(func(c *Config) *bool { return &c.MetricsPublic })},
+	{"meta-timeout", "SVC_META_TIMEOUT", "3s", "longest a metadata store (PostgreSQL) call may take; beyond it the store counts as unavailable and the request answers 503 + Retry-After", dur(func(c *Config) *time.Duration { return &c.MetaTimeout })},
+	{"request-timeout", "SVC_REQUEST_TIMEOUT", "30s", "longest a dashboard API request may take; its store calls end then and it answers 503 + Retry-After", dur(func(c *Config) *time.Duration { return &c.RequestTimeout })},
+	{"api-key-cache-ttl", "SVC_API_KEY_CACHE_TTL", "30s", "how long an API key's answer from the metadata store is used before asking again (other nodes see a rotation within it)", dur(func(c *Config) *time.Duration { return &c.KeyCacheTTL })},
+	{"api-key-stale-for", "SVC_API_KEY_STALE_FOR", "6h", "while the metadata store does not answer, a key it accepted at most this long ago keeps working", dur(func(c *Config) *time.Duration { return &c.KeyStaleFor })},
 }
 
 // ParseConfig reads the environment (getenv) and then args. The error is one line naming the
@@ -343,6 +352,7 @@ func (c *Config) validate() error {
 		{"--rate-limit-signin", c.RateLimitSignIn > 0}, {"--janitor-interval", c.JanitorInterval > 0}, {"--max-json-bytes", c.MaxJSONBytes > 0}, {"--max-multipart-bytes", c.MaxMultipartBytes > 0},
 		{"--read-header-timeout", c.ReadHeaderTimeout > 0}, {"--body-idle-timeout", c.BodyIdleTimeout > 0}, {"--body-timeout", c.BodyTimeout > 0},
 		{"--idle-timeout", c.IdleTimeout > 0}, {"--max-inflight-bytes", c.MaxInflightBytes > 0}, {"--max-event-future", c.MaxEventFuture > 0},
+		{"--meta-timeout", c.MetaTimeout > 0}, {"--request-timeout", c.RequestTimeout > 0}, {"--api-key-cache-ttl", c.KeyCacheTTL > 0}, {"--api-key-stale-for", c.KeyStaleFor > 0},
 	}
 	for _, p := range positive {
 		if !p.ok {

@@ -196,7 +196,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		if err := pgstore.Migrate(ctx, cfg.PostgresDSN); err != nil {
 			return nil, fmt.Errorf("migrate postgres: %w", err)
 		}
-		st, err := pgstore.Open(ctx, cfg.PostgresDSN)
+		st, err := pgstore.OpenWith(ctx, cfg.PostgresDSN, pgstore.Options{CallTimeout: cfg.MetaTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -251,7 +251,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n.closers = append(n.closers, func() error { n.Dir.StopAll(10 * time.Second); return nil })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_session_actors",
 		Help: "Live session actors."}, func() float64 { return float64(n.Dir.Count(actors.KindSession)) }))
-	n.Keys = &ingest.Keys{Meta: n.Meta}
+	n.Keys = &ingest.Keys{Meta: n.Meta, TTL: cfg.KeyCacheTTL, StaleFor: cfg.KeyStaleFor, Log: log}
 	budget := ingest.NewBudget(cfg.MaxInflightBytes)
 	n.budget = budget
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_ingest_inflight_body_bytes",
@@ -309,7 +309,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	}
 	(&dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: tokens, SignIn: providers, Keys: n.Keys,
 		HTTPClient: &http.Client{Timeout: 15 * time.Second}, Log: log,
-		RatePerUser: cfg.RateLimitUser, RateSignInIP: cfg.RateLimitSignIn,
+		RatePerUser: cfg.RateLimitUser, RateSignInIP: cfg.RateLimitSignIn, RequestTimeout: cfg.RequestTimeout,
 		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://")}).Routes(pub)
 	pub.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
