@@ -39,9 +39,16 @@ type Acker interface{ Ack(seq uint64, bodyLen int) }
 
 // FlushOptions tune a flusher.
 type FlushOptions struct {
-	MaxRows  int           // flush when this many rows are held; default 50,000
+	MaxRows int // flush when this many rows are held; default 50,000
+	// MaxBytes: flush when the held batches' bodies reach this many bytes, so rows waiting for
+	// the interval never fill the spool's back-pressure bound (the node sets a quarter of it);
+	// 0 = no such limit.
+	MaxBytes int64
 	Interval time.Duration // flush what is held at least this often; default 1 s
 	Timeout  time.Duration // one store write; default 60 s
+	// Probe is how often a failing flusher pings the store (each ping within ProbeTimeout) and
+	// writes again as soon as it answers; defaults 250 ms and 2 s.
+	Probe, ProbeTimeout time.Duration
 	// Blobs receives inline attachment bytes; without it they are dropped (tests of rows only).
 	Blobs sinks.BlobStore
 }
@@ -63,10 +70,13 @@ type pendingAck struct {
 	bodyLen int
 }
 
-// flusher batches rows by count and time so the event store gets few, large inserts
+// flusher batches rows by count, bytes and time so the event store gets few, large inserts
 // (ClickHouse wants 10k–100k rows per insert, about one insert per second per table). When the
-// store fails it keeps the rows and retries with backoff; the spool's back-pressure bound keeps
-// what it holds bounded.
+// store fails it keeps the rows and pings the store every Probe; the first ping answered
+// triggers a write of everything held (in MaxRows chunks), so it recovers within a probe of the
+// store's return instead of sleeping out a backoff. A store that answers pings but keeps
+// refusing writes is written to with a backoff growing to maxWriteBackoff. The spool's
+// back-pressure bound keeps what it holds bounded.
 type flusher struct {
 	store sinks.EventStore
 	acker Acker
@@ -74,14 +84,18 @@ type flusher struct {
 	log   *slog.Logger
 	m     *FlushMetrics
 
-	events  []model.Event
-	spans   []model.Span
-	blobs   []Blob
-	acks    []pendingAck
-	last    time.Time
-	backoff time.Duration
-	retryAt time.Time
-	stop    context.CancelFunc
+	events []model.Event
+	spans  []model.Span
+	blobs  []Blob
+	acks   []pendingAck
+	bytes  int64 // body bytes of the held batches
+	last   time.Time
+	stop   context.CancelFunc
+
+	failing   bool          // the last write failed
+	failedAt  time.Time     // when the current outage was first seen
+	nextProbe time.Time     // when a failing flusher next pings the store
+	backoff   time.Duration // between writes to a store that answers pings but refuses writes
 }
 
 // FlushMetrics are the flusher's Prometheus metrics.
@@ -119,6 +133,12 @@ func NewFlusher(store sinks.EventStore, acker Acker, opts FlushOptions, m *Flush
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
+	if opts.Probe <= 0 {
+		opts.Probe = 250 * time.Millisecond
+	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = 2 * time.Second
+	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &flusher{store: store, acker: acker, opts: opts, m: m, log: log.With("component", "flusher")}
 	})
@@ -133,7 +153,7 @@ func (f *flusher) Receive(ctx actor.Context) {
 		tickCtx, cancel := context.WithCancel(context.Background())
 		f.stop = cancel
 		self, root := ctx.Self(), ctx.ActorSystem().Root
-		interval := f.opts.Interval / 4
+		interval := min(f.opts.Interval/4, f.opts.Probe)
 		go func() { // ends when the flusher stops
 			t := time.NewTicker(interval)
 			defer t.Stop()
@@ -151,8 +171,10 @@ func (f *flusher) Receive(ctx actor.Context) {
 		f.spans = append(f.spans, m.Spans...)
 		f.blobs = append(f.blobs, m.Blobs...)
 		f.acks = append(f.acks, pendingAck{m.Seq, m.BodyLen})
+		f.bytes += int64(m.BodyLen)
 		f.m.Held.Set(float64(f.rows()))
-		if f.rows() >= f.opts.MaxRows && time.Now().After(f.retryAt) {
+		full := f.rows() >= f.opts.MaxRows || (f.opts.MaxBytes > 0 && f.bytes >= f.opts.MaxBytes)
+		if full && !f.failing {
 			f.flush()
 		}
 	case FlushNow:
@@ -162,7 +184,13 @@ func (f *flusher) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(FlushNowReply{Err: err})
 	case flushTick:
-		if len(f.acks) > 0 && time.Since(f.last) >= f.opts.Interval && time.Now().After(f.retryAt) {
+		switch {
+		case len(f.acks) == 0:
+		case f.failing:
+			if time.Now().After(f.nextProbe) {
+				f.probe()
+			}
+		case time.Since(f.last) >= f.opts.Interval:
 			f.flush()
 		}
 		// Idle: the row buffers (up to MaxRows rows of capacity) go back to the heap, so a node
@@ -178,6 +206,22 @@ func (f *flusher) Receive(ctx actor.Context) {
 	}
 }
 
+// maxWriteBackoff caps the wait between writes to a store that answers pings but refuses
+// writes.
+const maxWriteBackoff = 5 * time.Second
+
+// probe pings the store of a failing flusher and writes what it holds when the store answers.
+func (f *flusher) probe() {
+	ctx, cancel := context.WithTimeout(context.Background(), f.opts.ProbeTimeout)
+	err := f.store.Ping(ctx)
+	cancel()
+	if err != nil {
+		f.nextProbe = time.Now().Add(f.opts.Probe)
+		return
+	}
+	f.flush()
+}
+
 // flush writes everything held, in chunks of MaxRows, then acknowledges the spool records.
 func (f *flusher) flush() error {
 	start := time.Now()
@@ -186,20 +230,24 @@ func (f *flusher) flush() error {
 	f.m.Duration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		f.m.Failures.Inc()
-		if f.backoff == 0 {
-			f.backoff = f.opts.Interval
-		} else if f.backoff < 30*time.Second {
-			f.backoff *= 2
+		if !f.failing {
+			f.failing, f.failedAt, f.backoff = true, time.Now(), 0
+			f.log.Warn("event store write failed; rows kept, probing the store every "+f.opts.Probe.String(),
+				"error", err.Error(), "rows_held", f.rows(), "took", time.Since(start).String())
+		} else {
+			// The store answered a ping but refused the write again: back off.
+			f.backoff = min(max(2*f.backoff, f.opts.Probe), maxWriteBackoff)
+			f.log.Warn("event store write failed again; rows kept", "error", err.Error(),
+				"rows_held", f.rows(), "retry_in", f.backoff.String())
 		}
-		f.retryAt = time.Now().Add(f.backoff)
-		f.log.Warn("event store write failed; rows kept for retry", "error", err.Error(),
-			"rows_held", f.rows(), "retry_in", f.backoff.String())
+		f.nextProbe = time.Now().Add(max(f.backoff, f.opts.Probe))
 		return err
 	}
-	if f.backoff != 0 {
-		f.log.Info("event store writes recovered")
+	if f.failing {
+		f.log.Info("event store writes recovered", "outage", time.Since(f.failedAt).String(),
+			"rows", f.rows(), "took", time.Since(start).String())
 	}
-	f.backoff, f.retryAt = 0, time.Time{}
+	f.failing, f.backoff = false, 0
 	f.m.Rows.WithLabelValues("events").Add(float64(len(f.events)))
 	f.m.Rows.WithLabelValues("spans").Add(float64(len(f.spans)))
 	for _, a := range f.acks {
@@ -209,6 +257,7 @@ func (f *flusher) flush() error {
 	clear(f.spans)
 	clear(f.blobs)
 	f.events, f.spans, f.blobs, f.acks = f.events[:0], f.spans[:0], f.blobs[:0], f.acks[:0]
+	f.bytes = 0
 	f.m.Held.Set(0)
 	return nil
 }

@@ -4,15 +4,15 @@ package ops
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/svc-dev/svc/http/httpx"
 )
 
 // Check is one dependency /readyz asks. Name is what an operator sees when it fails
-// ("clickhouse", "postgres", ...).
+// ("clickhouse (events)", "postgres (metadata)", ...).
 type Check struct {
 	Name string
 	Ping func(ctx context.Context) error
@@ -23,37 +23,60 @@ func Healthz(w http.ResponseWriter, _ *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// Readyz pings every check concurrently, each within timeout. All answer: 200. Otherwise 503
-// with `error` naming the failing stores and `failing` listing them, so a load balancer stops
-// sending traffic and an operator sees which store to look at.
-func Readyz(checks []Check, timeout time.Duration) http.HandlerFunc {
+// Readyz pings every check concurrently, each within timeout, and answers within timeout
+// whatever the checks do: a check that has not answered by then counts as failing (its ping
+// goes on in the background until the store's own call deadline ends it). All answer: 200.
+// Otherwise 503 with `error` naming the failing stores and `failing` listing them, so a load
+// balancer stops sending traffic and an operator sees which store to look at. The answer names
+// stores only; the causes (which may hold addresses and user names) go to log.
+func Readyz(checks []Check, timeout time.Duration, log *slog.Logger) http.HandlerFunc {
+	type result struct {
+		i   int
+		err error
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		errs := make([]error, len(checks))
-		var wg sync.WaitGroup
+		// Buffered for every check, so a late ping's goroutine ends when its ping does.
+		results := make(chan result, len(checks))
 		for i, c := range checks {
-			wg.Add(1)
 			go func() {
-				defer wg.Done()
-				errs[i] = c.Ping(ctx)
+				results <- result{i, c.Ping(ctx)}
 			}()
 		}
-		wg.Wait()
-		status := map[string]string{}
+		status := make(map[string]string, len(checks))
+		for range checks {
+			select {
+			case res := <-results:
+				c := checks[res.i]
+				if res.err != nil {
+					status[c.Name] = "unavailable"
+					if log != nil {
+						log.Warn("readyz: store unavailable", "store", c.Name, "error", res.err.Error())
+					}
+				} else {
+					status[c.Name] = "ok"
+				}
+			case <-ctx.Done():
+			}
+		}
 		var failing []string
 		msg := ""
-		for i, c := range checks {
-			if errs[i] != nil {
-				failing = append(failing, c.Name)
-				status[c.Name] = errs[i].Error()
-				if msg != "" {
-					msg += "; "
+		for _, c := range checks {
+			if _, answered := status[c.Name]; !answered {
+				status[c.Name] = "did not answer within " + timeout.String()
+				if log != nil {
+					log.Warn("readyz: store did not answer in time", "store", c.Name, "timeout", timeout.String())
 				}
-				msg += c.Name + " unavailable: " + errs[i].Error()
-			} else {
-				status[c.Name] = "ok"
 			}
+			if status[c.Name] == "ok" {
+				continue
+			}
+			failing = append(failing, c.Name)
+			if msg != "" {
+				msg += "; "
+			}
+			msg += c.Name + " " + status[c.Name]
 		}
 		if len(failing) > 0 {
 			httpx.JSON(w, http.StatusServiceUnavailable, map[string]any{"error": msg, "failing": failing, "checks": status})

@@ -60,7 +60,7 @@ func Migrate(ctx context.Context, dsn string) error {
 
 // newProvider is the goose provider Migrate runs; closeAll closes its connections.
 func newProvider(dsn string) (p *goose.Provider, closeAll func(), err error) {
-	opts, err := options(dsn)
+	opts, err := options(dsn, DefaultQueryTimeout)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,8 +9,11 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -21,23 +24,35 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// Timeouts used when the DSN does not set its own. The read timeout bounds how long a call
-// waits on a silent server (an INSERT … VALUES on 18.16 hangs until it fires, docs/architecture.md, "Dependency traps"); an
-// insert of 100k rows answers in about a second, so 30 s leaves ample room.
-const (
-	defaultDialTimeout = 5 * time.Second
-	defaultReadTimeout = 30 * time.Second
-)
+// The dial timeout bounds connecting and the handshake, which the driver does not bound by the
+// call's context: a frozen server accepts the TCP connection (the kernel does) and then never
+// answers.
+const defaultDialTimeout = 2 * time.Second
 
-// Store is the ClickHouse EventStore.
+// Options tune a Store; zero values take the defaults.
+type Options struct {
+	// Timeout bounds every insert, statement and ping (DefaultTimeout).
+	Timeout time.Duration
+	// QueryTimeout bounds every query, its rows read included (DefaultQueryTimeout).
+	QueryTimeout time.Duration
+}
+
+// Store is the ClickHouse EventStore. Every call has a deadline (Options), and every failure to
+// reach the server is sinks.ErrUnavailable of sinks.StoreEvents.
 type Store struct {
-	conn driver.Conn
+	conn driver.Conn // timedConn over raw
+	raw  driver.Conn
+	dsn  string
+	opts Options
+
+	// pending is the reason calls are refused while the schema is not migrated (nil once it is).
+	pending atomic.Pointer[error]
 }
 
 var _ sinks.EventStore = (*Store)(nil)
 
 // options parses dsn with clickhouse.ParseDSN and fills in our timeouts where it has none.
-func options(dsn string) (*ch.Options, error) {
+func options(dsn string, timeout time.Duration) (*ch.Options, error) {
 	opts, err := ch.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: parse DSN: %w", err)
@@ -48,10 +63,10 @@ func options(dsn string) (*ch.Options, error) {
 	}
 	q := u.Query()
 	if !q.Has("dial_timeout") {
-		opts.DialTimeout = defaultDialTimeout
+		opts.DialTimeout = min(defaultDialTimeout, timeout)
 	}
 	if !q.Has("read_timeout") {
-		opts.ReadTimeout = defaultReadTimeout
+		opts.ReadTimeout = timeout
 	}
 	return opts, nil
 }
@@ -59,23 +74,85 @@ func options(dsn string) (*ch.Options, error) {
 // Open connects to the ClickHouse database the DSN names and pings it. The schema must have
 // been applied with Migrate.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	opts, err := options(dsn)
+	s, err := New(dsn, Options{})
 	if err != nil {
 		return nil, err
 	}
-	conn, err := ch.Open(opts)
+	s.pending.Store(nil)
+	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a store on the database the DSN names without connecting: it works whether or
+// not the server answers now. Its calls are refused (sinks.ErrUnavailable) until MigrateOnce or
+// MigrateUntilDone has applied the schema.
+func New(dsn string, o Options) (*Store, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = DefaultQueryTimeout
+	}
+	opts, err := options(dsn, o.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := ch.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open: %w", err)
 	}
-	if err := conn.Ping(ctx); err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("clickhouse: ping %v: %w", opts.Addr, err)
+	s := &Store{raw: raw, dsn: dsn, opts: o}
+	s.conn = timedConn{Conn: raw, s: s}
+	notYet := errors.New("the schema is not migrated yet")
+	s.pending.Store(&notYet)
+	return s, nil
+}
+
+// schemaErr is why calls are refused now, or nil.
+func (s *Store) schemaErr() error {
+	if p := s.pending.Load(); p != nil {
+		return sinks.Unavailable(sinks.StoreEvents, *p)
 	}
-	return &Store{conn: conn}, nil
+	return nil
+}
+
+// MigrateOnce applies the migrations (Migrate) within the store's timeout per step and, when
+// that succeeds, lets calls through.
+func (s *Store) MigrateOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*s.opts.Timeout)
+	defer cancel()
+	if err := Migrate(ctx, s.dsn); err != nil {
+		err = unavailable(err)
+		s.pending.Store(&err)
+		return err
+	}
+	s.pending.Store(nil)
+	return nil
+}
+
+// MigrateUntilDone retries MigrateOnce every retry until it succeeds or ctx ends, logging each
+// failure; the node runs it in the background when ClickHouse is down at start.
+func (s *Store) MigrateUntilDone(ctx context.Context, retry time.Duration, log *slog.Logger) error {
+	for {
+		err := s.MigrateOnce(ctx)
+		if err == nil {
+			log.Info("clickhouse migrated; the event store is available")
+			return nil
+		}
+		log.Warn("clickhouse migrations not applied yet; retrying", "error", err.Error(), "retry_in", retry.String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("clickhouse migrate: %w", ctx.Err())
+		case <-time.After(retry):
+		}
+	}
 }
 
 // Conn is the underlying connection pool, for queries beyond this interface.
-func (s *Store) Conn() driver.Conn { return s.conn }
+func (s *Store) Conn() driver.Conn { return s.raw }
 
 // insert sends one INSERT of every column of cols, appended column-wise.
 func (s *Store) insert(ctx context.Context, table string, cols []col) error {
@@ -221,17 +298,21 @@ func (s *Store) Count(ctx context.Context, appID uuid.UUID) (events, spans int64
 	return int64(ev), int64(sp), nil
 }
 
-// Ping reports whether the server answers.
+// Ping reports whether the server answers within the store's timeout and the schema is
+// migrated; both failures are sinks.ErrUnavailable.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.conn.Ping(ctx); err != nil {
 		return fmt.Errorf("clickhouse: ping: %w", err)
+	}
+	if err := s.schemaErr(); err != nil {
+		return fmt.Errorf("clickhouse: %w", err)
 	}
 	return nil
 }
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
-	if err := s.conn.Close(); err != nil {
+	if err := s.raw.Close(); err != nil {
 		return fmt.Errorf("clickhouse: close: %w", err)
 	}
 	return nil
