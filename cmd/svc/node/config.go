@@ -79,6 +79,9 @@ type Config struct {
 	KeyCacheTTL    time.Duration // an API key's cached answer is used without asking the store
 	KeyStaleFor    time.Duration // how old a cached answer may be and still be used while the store fails
 
+	EventTimeout      time.Duration // bound of one event store (ClickHouse) insert, statement or ping
+	EventQueryTimeout time.Duration // bound of one event store (ClickHouse) query
+
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
 	publicURLDefault bool
@@ -193,6 +196,8 @@ var Settings = []Setting{
 	{"request-timeout", "SVC_REQUEST_TIMEOUT", "30s", "longest a dashboard API request may take; its store calls end then and it answers 503 + Retry-After", dur(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"api-key-cache-ttl", "SVC_API_KEY_CACHE_TTL", "30s", "how long an API key's answer from the metadata store is used before asking again (other nodes see a rotation within it)", dur(func(c *Config) *time.Duration { return &c.KeyCacheTTL })},
 	{"api-key-stale-for", "SVC_API_KEY_STALE_FOR", "6h", "while the metadata store does not answer, a key it accepted at most this long ago keeps working", dur(func(c *Config) *time.Duration { return &c.KeyStaleFor })},
+	{"clickhouse-timeout", "SVC_CLICKHOUSE_TIMEOUT", "5s", "longest a ClickHouse insert (up to --flush-rows rows), statement or ping may take; beyond it the event store counts as unavailable", dur(func(c *Config) *time.Duration { return &c.EventTimeout })},
+	{"clickhouse-query-timeout", "SVC_CLICKHOUSE_QUERY_TIMEOUT", "5m", "longest a ClickHouse query may take (dashboard requests end sooner, at --request-timeout)", dur(func(c *Config) *time.Duration { return &c.EventQueryTimeout })},
 }
 
 // ParseConfig reads the environment (getenv) and then args. The error is one line naming the
@@ -353,6 +358,7 @@ func (c *Config) validate() error {
 		{"--read-header-timeout", c.ReadHeaderTimeout > 0}, {"--body-idle-timeout", c.BodyIdleTimeout > 0}, {"--body-timeout", c.BodyTimeout > 0},
 		{"--idle-timeout", c.IdleTimeout > 0}, {"--max-inflight-bytes", c.MaxInflightBytes > 0}, {"--max-event-future", c.MaxEventFuture > 0},
 		{"--meta-timeout", c.MetaTimeout > 0}, {"--request-timeout", c.RequestTimeout > 0}, {"--api-key-cache-ttl", c.KeyCacheTTL > 0}, {"--api-key-stale-for", c.KeyStaleFor > 0},
+		{"--clickhouse-timeout", c.EventTimeout > 0}, {"--clickhouse-query-timeout", c.EventQueryTimeout > 0},
 	}
 	for _, p := range positive {
 		if !p.ok {

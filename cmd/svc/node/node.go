@@ -173,15 +173,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	}
 	n.closers = append(n.closers, local.Close)
 
+	eventsUp := true // the event store answers and its schema is current
 	if cfg.ClickHouseDSN != "" {
-		if err := chstore.Migrate(ctx, cfg.ClickHouseDSN); err != nil {
-			return nil, fmt.Errorf("migrate clickhouse: %w", err)
+		if eventsUp, err = n.openClickHouse(ctx, cfg, log); err != nil {
+			return nil, err
 		}
-		st, err := chstore.Open(ctx, cfg.ClickHouseDSN)
-		if err != nil {
-			return nil, fmt.Errorf("open clickhouse: %w", err)
-		}
-		n.Events, n.EventBackend = st, "clickhouse"
 	} else {
 		evdb, err := n.eventsDB(cfg.DataDir, log)
 		if err != nil {
@@ -238,7 +234,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n.Actors = actors.NewSystem(log)
 	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
 	n.flusher = n.Actors.AS.Root.Spawn(actors.NewFlusher(n.Events, sp,
-		actors.FlushOptions{MaxRows: cfg.FlushRows, Interval: cfg.FlushInterval, Blobs: n.Blobs}, actors.NewFlushMetrics(reg), log))
+		actors.FlushOptions{MaxRows: cfg.FlushRows, MaxBytes: cfg.SpoolMaxBytes / 4, Interval: cfg.FlushInterval, Blobs: n.Blobs},
+		actors.NewFlushMetrics(reg), log))
 	n.closers = append(n.closers, func() error {
 		// Stopping flushes what the flusher holds; what fails stays in the spool for the next start.
 		return n.Actors.AS.Root.PoisonFuture(n.flusher).Wait()
@@ -260,7 +257,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		MaxEventAge: cfg.MaxEventAge, MaxEventFuture: cfg.MaxEventFuture,
 		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
-		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL, Stages: ingest.NewStageMetrics(reg)}
+		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL, Stages: ingest.NewStageMetrics(reg),
+		// A spool over its bound drains within a second or two of the event store's return.
+		RetryAfter: httpx.RetryAfterUnavailable}
 	if len(recs) > 0 {
 		ne, ns, err := events.Replay(ctx, recs)
 		if err != nil {
@@ -268,7 +267,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		}
 		log.Info("spool replayed", "records", len(recs), "events", ne, "spans", ns)
 	}
-	if err := n.rebuildApps(ctx, len(recs) > 0, log); err != nil {
+	if err := n.rebuildApps(ctx, len(recs) > 0, eventsUp, log); err != nil {
 		return nil, err
 	}
 	ingestLimit := httprate.Limit(cfg.IngestRatePerMin, time.Minute,
@@ -288,7 +287,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	pub.Use(middleware.RequestID, httpx.NewMetrics(reg, "public").Middleware(log), httpx.Recoverer(log),
 		httpx.BodyDeadlines(cfg.BodyIdleTimeout, cfg.BodyTimeout))
 	pub.Get("/healthz", ops.Healthz)
-	pub.Get("/readyz", ops.Readyz(checks, 3*time.Second))
+	pub.Get("/readyz", ops.Readyz(checks, 3*time.Second, log))
 	apidoc.Mount(pub) // GET /openapi.json, /docs, /docs/*: the API reference, no credentials
 	if blobHandler != nil {
 		pub.Handle("/blobs/*", blobHandler)
@@ -384,6 +383,38 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	}
 	errs = append(errs, n.closeAll())
 	return errors.Join(errs...)
+}
+
+// openClickHouse opens the ClickHouse event store and applies its migrations. When ClickHouse
+// does not answer, the node starts all the same: the store refuses every call as unavailable
+// (ingest goes on into the spool, dashboard queries answer 503) while a background loop applies
+// the migrations as soon as ClickHouse answers; up says whether it did at start. A migration
+// that fails on a server that answers stops the start.
+func (n *Node) openClickHouse(ctx context.Context, cfg Config, log *slog.Logger) (up bool, err error) {
+	st, err := chstore.New(cfg.ClickHouseDSN, chstore.Options{Timeout: cfg.EventTimeout, QueryTimeout: cfg.EventQueryTimeout})
+	if err != nil {
+		return false, fmt.Errorf("open clickhouse: %w", err)
+	}
+	n.Events, n.EventBackend = st, "clickhouse"
+	pctx, cancel := context.WithTimeout(ctx, cfg.EventTimeout)
+	err = st.Conn().Ping(pctx) // the store's own Ping refuses until migrated
+	cancel()
+	if err == nil {
+		if err := st.MigrateOnce(ctx); err != nil {
+			return false, fmt.Errorf("migrate clickhouse: %w", err)
+		}
+		return true, nil
+	}
+	log.Warn("clickhouse does not answer; starting without the event store (ingest goes to the spool, "+
+		"dashboard queries answer 503) and migrating once it answers", "error", err.Error())
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // ends once migrated, or when the node closes
+		defer close(done)
+		_ = st.MigrateUntilDone(mctx, time.Second, log)
+	}()
+	n.closers = append(n.closers, func() error { stop(); <-done; return nil })
+	return false, nil
 }
 
 // closeAll closes what Start opened, last opened first.

@@ -24,9 +24,13 @@ const replayFlushTimeout = 30 * time.Second
 // actors ignore replayed batches so that nothing counts twice); if the store does not take them
 // in time, the actors stay unready and every dashboard query goes to the store until the next
 // start. New apps need nothing: their actors start empty and exact.
-func (n *Node) rebuildApps(ctx context.Context, replayed bool, log *slog.Logger) error {
-	ready := true
-	if replayed {
+func (n *Node) rebuildApps(ctx context.Context, replayed, eventsUp bool, log *slog.Logger) error {
+	ready := eventsUp
+	if !eventsUp {
+		// Nothing to wait for or read: the actors start unready and every dashboard query goes to
+		// the store (503 until it answers).
+		log.Warn("event store unavailable at start; live dashboard answers are off until the next start")
+	} else if replayed {
 		fctx, cancel := context.WithTimeout(ctx, replayFlushTimeout)
 		err := n.flushNow(fctx)
 		cancel()
