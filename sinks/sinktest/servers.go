@@ -39,6 +39,8 @@ type Server struct {
 	ready func() error
 	stop  func(*exec.Cmd) error
 	cmd   *exec.Cmd
+
+	frozen []int // processes Freeze stopped
 }
 
 // Start (re)starts the server and waits until it accepts connections.
@@ -69,6 +71,9 @@ func (s *Server) Start() error {
 func (s *Server) Stop() error {
 	if s.cmd == nil {
 		return nil
+	}
+	if err := s.Thaw(); err != nil { // a frozen server cannot shut down
+		return err
 	}
 	cmd := s.cmd
 	s.cmd = nil
