@@ -219,6 +219,9 @@ func storeFailed(w http.ResponseWriter, what string, err error) {
 		httpx.Error(w, http.StatusBadRequest, what+": "+err.Error())
 		return
 	}
+	if httpx.StoreUnavailable(w, err) { // the cause may name the store's address: not shown
+		return
+	}
 	unavailable(w, what+": "+err.Error())
 }
 
