@@ -321,3 +321,29 @@ func CheckBlobKey(key string) error {
 	}
 	return nil
 }
+
+// Spans answers the dashboard's span and trace queries over an event store's spans (issue
+// #13). Both event stores implement it; sinks/eventstest (RunSpans) checks every method against
+// a brute-force reference (eventstest.SpansReference) built on model.SpanQuery.Match,
+// model.SpanBucket, model.SpanDurationsOf and model.CompareSpansNewest. Spans are those stored:
+// a span written twice (same app and span id) is one span. A root span is one without a
+// parent (empty ParentID). Times are Unix nanoseconds, windows [From, To) on StartTime.
+type Spans interface {
+	// RootSpanNames lists the distinct names of the app's root spans (every stored one, no
+	// window), most recently seen first: by the greatest StartTime of a root span of that
+	// name, descending, then by name ascending; at most limit names (limit ≥ 1).
+	RootSpanNames(ctx context.Context, app uuid.UUID, limit int) ([]string, error)
+	// RootSpans returns the spans q selects (model.SpanQuery.Match: root spans of q.Name in the
+	// window with the filters and statuses), newest first (model.CompareSpansNewest: StartTime
+	// descending, then span id descending as bytes), skipping the first offset (≥ 0) and at
+	// most limit (≥ 1) of them, every field as stored.
+	RootSpans(ctx context.Context, q *model.SpanQuery, limit, offset int) ([]model.Span, error)
+	// RootSpanDurations aggregates the spans q selects per app version and bucket (model.SpanBucket
+	// for by): their count and the percentiles of Duration by model.SpanDurationsOf, which is
+	// ClickHouse's quantileExact (the element at index ⌊level·n⌋ of the sorted durations).
+	// Cells without spans are left out. Order: none.
+	RootSpanDurations(ctx context.Context, q *model.SpanQuery, by model.PlotTimeGroup) ([]model.SpanDurations, error)
+	// Trace returns every span of the app with the trace id, root or not, every field as
+	// stored, newest first (model.CompareSpansNewest); ErrNotFound when there is none.
+	Trace(ctx context.Context, app uuid.UUID, traceID string) ([]model.Span, error)
+}
