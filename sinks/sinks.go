@@ -1,8 +1,9 @@
 // Package sinks defines svc's storage interfaces. Each interface's doc comment is its contract;
-// the backends are sibling packages: EventStore and Analytics in badgerevents (embedded) and
-// clickhouse, MetaStore in badgermeta (embedded) and postgres, BlobStore in localblob (embedded)
+// the backends are sibling packages: EventStore, Analytics and Spans in badgerevents (embedded)
+// and clickhouse, MetaStore in badgermeta (embedded) and postgres, BlobStore in localblob (embedded)
 // and s3blob. Each interface has one conformance suite every backend of it must pass:
-// eventstest (EventStore and Analytics, with Reference, the brute-force answer of Analytics),
+// eventstest (EventStore, Analytics and Spans, with Reference and SpansReference, the
+// brute-force answers of Analytics and Spans),
 // metatest (MetaStore) and blobtest (BlobStore); sinktest starts the servers the production
 // backends are tested on. The node's own durable structures are here too, behind no
 // interface: spool (the write-ahead log of accepted batches), gate (the request gate of

@@ -1,5 +1,5 @@
-// Package eventstest is the conformance suite of the event stores: Run checks sinks.EventStore
-// and RunAnalytics sinks.Analytics. Every backend's test calls them inside t.Run("<backend>",
+// Package eventstest is the conformance suite of the event stores: Run checks sinks.EventStore,
+// RunAnalytics sinks.Analytics and RunSpans sinks.Spans (against SpansReference). Every backend's test calls them inside t.Run("<backend>",
 // …), so `go test -v` names the backend in each subtest. RunAnalytics compares each answer with
 // Reference, the contract's one brute-force reference, which the backends' own tests use on
 // data of their own. The package also hands tests the recorded SDK batches (FixturesDir,
