@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -129,9 +130,23 @@ type appActor struct {
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
 // aggregates are worth keeping while the node runs. store may be nil (no rebuild possible).
 func AppProducer(store sinks.Analytics, log *slog.Logger) Producer {
+	return AppProducerWith(store, log, nil)
+}
+
+// AppsUnknown is set by a node that could not learn its apps at start (the metadata store was
+// down), so it could not rebuild their aggregates: an app actor started later may be an app the
+// event store holds rows of, and must not count from an empty start as if it were new.
+type AppsUnknown struct{ set atomic.Bool }
+
+// Set marks the apps as unknown for the rest of the run.
+func (u *AppsUnknown) Set() { u.set.Store(true) }
+
+// AppProducerWith is AppProducer whose actors start unready (every live query goes to the
+// store) once unknown is set; unknown may be nil.
+func AppProducerWith(store sinks.Analytics, log *slog.Logger, unknown *AppsUnknown) Producer {
 	return func(identity string, _ func()) actor.Actor {
 		app, _ := uuid.Parse(identity)
-		a := &appActor{identity: identity, app: app, store: store, log: log, ready: true,
+		a := &appActor{identity: identity, app: app, store: store, log: log, ready: unknown == nil || !unknown.set.Load(),
 			st: actorpb.AppState{Types: map[string]uint64{}}}
 		a.reset()
 		return a

@@ -39,11 +39,22 @@ type Keys struct {
 	RetryEvery time.Duration
 	Log        *slog.Logger
 	Now        func() time.Time // default time.Now
+	// Saved, when set, keeps the store's answers on the node's disk, so a node restarted
+	// during an outage still serves the keys it knew (within StaleFor of the store's answer).
+	Saved SavedKeys
 
 	mu        sync.Mutex
 	entries   map[string]*keyEntry
 	gen       uint64    // counts Invalidate calls: an answer read across one is not cached
 	retryFrom time.Time // the store failed: no refresh of a known key before this
+}
+
+// SavedKeys keeps the store's answers across restarts (sinks/keycache implements it).
+type SavedKeys interface {
+	Save(key string, app model.App, at time.Time, ttl time.Duration) error
+	Load(key string) (app model.App, at time.Time, ok bool, err error)
+	Forget(key string) error
+	DropApp(app uuid.UUID) error
 }
 
 type keyEntry struct {
@@ -118,6 +129,7 @@ func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
 	case errors.Is(err, sinks.ErrNotFound):
 		delete(k.entries, key)
 		k.mu.Unlock()
+		k.forget(key)
 		return model.App{}, errBadKey
 	case err != nil:
 		first := !now.Before(k.retryFrom)
@@ -130,6 +142,9 @@ func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
 		}
 		if cached {
 			return e.answer()
+		}
+		if app, ok := k.loadSaved(key, now, staleFor, gen); ok {
+			return app, nil
 		}
 		return model.App{}, fmt.Errorf("look up an API key: %w", err)
 	}
@@ -149,7 +164,19 @@ func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
 		}
 		k.entries[key] = ne
 	}
+	saved := k.gen == gen
 	k.mu.Unlock()
+	if k.Saved != nil && saved && staleFor >= 0 {
+		var err error
+		if ak.Revoked {
+			err = k.Saved.Forget(key)
+		} else {
+			err = k.Saved.Save(key, app, now, staleFor)
+		}
+		if err != nil && k.Log != nil {
+			k.Log.Debug("API keys: keep the answer on disk", "error", err.Error())
+		}
+	}
 	if touch {
 		if err := k.Meta.TouchAPIKey(ctx, key, now.UTC()); err != nil && k.Log != nil {
 			k.Log.Debug("API keys: record last use", "error", err.Error())
@@ -158,16 +185,56 @@ func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
 	return ne.answer()
 }
 
-// Invalidate forgets every cached key of the app.
+// Invalidate forgets every cached key of the app, in memory and on disk.
 func (k *Keys) Invalidate(appID uuid.UUID) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	k.gen++
 	for key, e := range k.entries {
 		if e.app.ID == appID {
 			delete(k.entries, key)
 		}
 	}
+	k.mu.Unlock()
+	if k.Saved != nil {
+		if err := k.Saved.DropApp(appID); err != nil && k.Log != nil {
+			k.Log.Warn("API keys: drop an app's saved answers", "error", err.Error())
+		}
+	}
+}
+
+// forget drops a key's saved answer (the store said it is unknown).
+func (k *Keys) forget(key string) {
+	if k.Saved == nil {
+		return
+	}
+	if err := k.Saved.Forget(key); err != nil && k.Log != nil {
+		k.Log.Debug("API keys: forget a saved answer", "error", err.Error())
+	}
+}
+
+// loadSaved serves a key the store cannot check now from its answer saved on disk (a node
+// restarted during an outage), when that answer is at most staleFor old and no rotation
+// happened since gen.
+func (k *Keys) loadSaved(key string, now time.Time, staleFor time.Duration, gen uint64) (model.App, bool) {
+	if k.Saved == nil || staleFor < 0 {
+		return model.App{}, false
+	}
+	app, at, ok, err := k.Saved.Load(key)
+	if err != nil && k.Log != nil {
+		k.Log.Debug("API keys: read a saved answer", "error", err.Error())
+	}
+	if !ok || now.Sub(at) > staleFor {
+		return model.App{}, false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.gen != gen {
+		return model.App{}, false
+	}
+	if _, there := k.entries[key]; !there {
+		k.entries[key] = &keyEntry{app: app, at: at}
+	}
+	return app, true
 }
 
 type appKey struct{}

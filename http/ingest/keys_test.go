@@ -12,8 +12,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/http/httpx"
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/keycache"
 )
 
 // fakeKeys is a MetaStore that knows API keys only, and can be taken down.
@@ -127,5 +130,64 @@ func TestKeysInvalidateWinsOverStaleAnswer(t *testing.T) {
 	k.Invalidate(app.ID) // rotated through the dashboard of this node
 	if _, err := k.Lookup(context.Background(), "good"); !errors.Is(err, sinks.ErrUnavailable) {
 		t.Fatalf("invalidated key with the store down: %v, want ErrUnavailable (no stale answer)", err)
+	}
+}
+
+func storeDown(err error) bool { _, ok := httpx.Unavailable(err); return ok }
+
+// TestKeysSavedAcrossRestart: a node restarted while the store is down serves the keys it
+// accepted before from the answers saved on its disk (within StaleFor); a rotation on this node
+// and a revocation the store reports remove them.
+func TestKeysSavedAcrossRestart(t *testing.T) {
+	db, err := badgerdb.OpenLocal(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	saved := keycache.New(db)
+	a, b := model.App{ID: uuid.New(), Name: "a"}, model.App{ID: uuid.New(), Name: "b"}
+	f := &fakeKeys{keys: map[string]model.APIKey{"ka": {AppID: a.ID, Key: "ka"}, "kb": {AppID: b.ID, Key: "kb"}, "kr": {AppID: b.ID, Key: "kr"}},
+		apps: map[uuid.UUID]model.App{a.ID: a, b.ID: b}}
+	now := time.Unix(1_700_000_000, 0)
+	node := func() *Keys {
+		return &Keys{Meta: f, TTL: 30 * time.Second, StaleFor: time.Hour, RetryEvery: time.Second, Now: func() time.Time { return now }, Saved: saved}
+	}
+	lookup := func(k *Keys, key string) (model.App, error) { return k.Lookup(context.Background(), key) }
+	first := node()
+	for _, key := range []string{"ka", "kb", "kr"} {
+		if _, err := lookup(first, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The store revokes kr and the node hears it; b's keys are rotated on this node.
+	f.mu.Lock()
+	kr := f.keys["kr"]
+	kr.Revoked = true
+	f.keys["kr"] = kr
+	f.mu.Unlock()
+	now = now.Add(31 * time.Second)
+	if _, err := lookup(first, "kr"); !errors.Is(err, errBadKey) {
+		t.Fatalf("revoked key: %v", err)
+	}
+
+	// Restart during an outage.
+	f.set(true)
+	now = now.Add(10 * time.Minute)
+	second := node()
+	if app, err := lookup(second, "ka"); err != nil || app.ID != a.ID {
+		t.Fatalf("a key known before the restart: %v %v, want its app from disk", app, err)
+	}
+	if _, err := lookup(second, "kr"); err == nil || errors.Is(err, errBadKey) || !storeDown(err) {
+		t.Fatalf("a key revoked before the restart: %v, want unavailable (no saved answer)", err)
+	}
+	second.Invalidate(b.ID)
+	if _, err := lookup(second, "kb"); err == nil || !storeDown(err) {
+		t.Fatalf("a key of an app rotated on this node: %v, want unavailable", err)
+	}
+	// Beyond StaleFor the saved answer is not used.
+	third := node()
+	now = now.Add(time.Hour)
+	if _, err := lookup(third, "ka"); err == nil {
+		t.Fatal("a saved answer older than StaleFor was used")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -36,6 +38,26 @@ func Migrate(ctx context.Context, dsn string) error {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
 	return nil
+}
+
+// MigrateUntilDone retries Migrate every retry until it succeeds or ctx ends, logging each
+// failure; the node runs it in the background when PostgreSQL is down at start.
+func MigrateUntilDone(ctx context.Context, dsn string, retry time.Duration, log *slog.Logger) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Minute) // a frozen server must not hold it forever
+		err := Migrate(actx, dsn)
+		cancel()
+		if err == nil {
+			log.Info("postgres migrated; the metadata store is available")
+			return nil
+		}
+		log.Warn("postgres migrations not applied yet; retrying", "error", err.Error(), "retry_in", retry.String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres migrate: %w", ctx.Err())
+		case <-time.After(retry):
+		}
+	}
 }
 
 // openSQL opens a database/sql handle through pgx's stdlib driver, which goose needs.

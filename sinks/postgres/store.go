@@ -51,6 +51,20 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
+	s, err := New(dsn, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Ping(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New is OpenWith without the check that the server answers: the pool connects on first use,
+// so a node can start while PostgreSQL is down (its calls fail as unavailable until it answers).
+func New(dsn string, o Options) (*Store, error) {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
 	}
@@ -62,16 +76,11 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > o.CallTimeout {
 		cfg.ConnConfig.ConnectTimeout = o.CallTimeout
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{pool: pool, callTimeout: o.CallTimeout}
-	if err := s.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{pool: pool, callTimeout: o.CallTimeout}, nil
 }
 
 // deadline bounds one method call by the store's CallTimeout (a shorter deadline of ctx wins).
@@ -136,8 +145,10 @@ func unavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// Class 08 connection exceptions, 57P01-57P03 admin/crash shutdown and cannot connect
-		// now, 53300 too many connections.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300"
+		// now, 53300 too many connections, 42P01 no such table (a node that started while the
+		// server was down has not migrated it yet).
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P") || pgErr.Code == "53300" ||
+			pgErr.Code == "42P01"
 	}
 	var connErr *pgconn.ConnectError
 	var netErr net.Error

@@ -39,6 +39,7 @@ import (
 	"github.com/svc-dev/svc/sinks/badgermeta"
 	chstore "github.com/svc-dev/svc/sinks/clickhouse"
 	"github.com/svc-dev/svc/sinks/gate"
+	"github.com/svc-dev/svc/sinks/keycache"
 	"github.com/svc-dev/svc/sinks/localblob"
 	pgstore "github.com/svc-dev/svc/sinks/postgres"
 	"github.com/svc-dev/svc/sinks/s3blob"
@@ -70,6 +71,7 @@ type Node struct {
 	closers           []func() error
 	flusher           *actor.PID
 	budget            *ingest.Budget // request body bytes held now
+	appsUnknown       actors.AppsUnknown
 }
 
 // secrets are generated once per data directory so tokens and upload URLs stay valid across
@@ -189,14 +191,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n.Analytics, _ = n.Events.(sinks.Analytics)
 
 	if cfg.PostgresDSN != "" {
-		if err := pgstore.Migrate(ctx, cfg.PostgresDSN); err != nil {
-			return nil, fmt.Errorf("migrate postgres: %w", err)
+		if err := n.openPostgres(ctx, cfg, log); err != nil {
+			return nil, err
 		}
-		st, err := pgstore.OpenWith(ctx, cfg.PostgresDSN, pgstore.Options{CallTimeout: cfg.MetaTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
-		}
-		n.Meta, n.MetaBackend = st, "postgres"
 	} else {
 		n.Meta, n.MetaBackend = badgermeta.New(n.db), "badger"
 	}
@@ -242,13 +239,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	})
 	snaps := actors.Snapshots{DB: local}
 	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
-		actors.KindApp:     actors.AppProducer(n.Analytics, log),
+		actors.KindApp:     actors.AppProducerWith(n.Analytics, log, &n.appsUnknown),
 		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
 	})
 	n.closers = append(n.closers, func() error { n.Dir.StopAll(10 * time.Second); return nil })
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_session_actors",
 		Help: "Live session actors."}, func() float64 { return float64(n.Dir.Count(actors.KindSession)) }))
-	n.Keys = &ingest.Keys{Meta: n.Meta, TTL: cfg.KeyCacheTTL, StaleFor: cfg.KeyStaleFor, Log: log}
+	n.Keys = &ingest.Keys{Meta: n.Meta, TTL: cfg.KeyCacheTTL, StaleFor: cfg.KeyStaleFor, Log: log, Saved: keycache.New(local)}
 	budget := ingest.NewBudget(cfg.MaxInflightBytes)
 	n.budget = budget
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_ingest_inflight_body_bytes",
@@ -306,7 +303,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	if cfg.OIDCClientID != "" {
 		providers.OIDC = &signin.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID}
 	}
-	(&dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: tokens, SignIn: providers, Keys: n.Keys,
+	(&dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Spans: spansOf(n.Events), Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: tokens, SignIn: providers, Keys: n.Keys,
 		HTTPClient: &http.Client{Timeout: 15 * time.Second}, Log: log,
 		RatePerUser: cfg.RateLimitUser, RateSignInIP: cfg.RateLimitSignIn, RequestTimeout: cfg.RequestTimeout,
 		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://")}).Routes(pub)
@@ -415,6 +412,36 @@ func (n *Node) openClickHouse(ctx context.Context, cfg Config, log *slog.Logger)
 	}()
 	n.closers = append(n.closers, func() error { stop(); <-done; return nil })
 	return false, nil
+}
+
+// openPostgres opens the PostgreSQL metadata store and applies its migrations. When PostgreSQL
+// does not answer, the node starts all the same: metadata calls fail as unavailable (ingest
+// serves the API keys it saved, dashboard requests answer 503) while a background loop applies
+// the migrations as soon as it answers. A migration that fails on a server that answers stops
+// the start.
+func (n *Node) openPostgres(ctx context.Context, cfg Config, log *slog.Logger) error {
+	st, err := pgstore.New(cfg.PostgresDSN, pgstore.Options{CallTimeout: cfg.MetaTimeout})
+	if err != nil {
+		return fmt.Errorf("open postgres: %w", err)
+	}
+	n.Meta, n.MetaBackend = st, "postgres"
+	err = st.Ping(ctx)
+	if err == nil {
+		if err := pgstore.Migrate(ctx, cfg.PostgresDSN); err != nil {
+			return fmt.Errorf("migrate postgres: %w", err)
+		}
+		return nil
+	}
+	log.Warn("postgres does not answer; starting without the metadata store (ingest serves the API keys it "+
+		"saved, dashboard requests answer 503) and migrating once it answers", "error", err.Error())
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // ends once migrated, or when the node closes
+		defer close(done)
+		_ = pgstore.MigrateUntilDone(mctx, cfg.PostgresDSN, time.Second, log)
+	}()
+	n.closers = append(n.closers, func() error { stop(); <-done; return nil })
+	return nil
 }
 
 // closeAll closes what Start opened, last opened first.

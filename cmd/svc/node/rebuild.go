@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/actors/actorpb"
+	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
@@ -41,6 +42,19 @@ func (n *Node) rebuildApps(ctx context.Context, replayed, eventsUp bool, log *sl
 		}
 	}
 	apps, err := n.Meta.AllApps(ctx)
+	if errors.Is(err, sinks.ErrUnavailable) {
+		// The metadata store is down: start without knowing the apps. The actors the replay
+		// started, and every one started later, are unready: their queries go to the store.
+		log.Warn("metadata store unavailable at start; live dashboard answers are off until the next start",
+			"error", err.Error())
+		n.appsUnknown.Set()
+		for _, id := range n.Dir.Active(actors.KindApp) {
+			if _, err := n.Dir.Request(ctx, actors.KindApp, id, &actorpb.Rebuild{Ready: false}); err != nil {
+				return fmt.Errorf("mark app %s unready: %w", id, err)
+			}
+		}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("list apps to rebuild their aggregates: %w", err)
 	}
