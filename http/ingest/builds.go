@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -193,7 +194,7 @@ func (h *Builds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Type: m.Type, Filename: m.Filename, BlobKey: MappingBlobKey(app.ID, id), CreatedAt: now}
 		up, err := h.Blobs.SignUpload(r.Context(), ms[i].BlobKey, ttl)
 		if err != nil {
-			unavailable(w, "sign upload URL: "+err.Error())
+			serverFault(w, nil, "signing an upload URL", err)
 			return
 		}
 		// The upload carries the mapping id and original name, as the contract lists; the blob
@@ -219,14 +220,25 @@ func storeFailed(w http.ResponseWriter, what string, err error) {
 		httpx.Error(w, http.StatusBadRequest, what+": "+err.Error())
 		return
 	}
-	if httpx.StoreUnavailable(w, err) { // the cause may name the store's address: not shown
-		return
-	}
-	unavailable(w, what+": "+err.Error())
+	serverFault(w, nil, what, err)
 }
 
 // unavailable answers 503 with Retry-After: the SDK or build tool keeps its data and retries.
 func unavailable(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "30")
 	httpx.Error(w, http.StatusServiceUnavailable, msg)
+}
+
+// serverFault answers a failure on the node's side with 503 + Retry-After, so an SDK keeps its
+// data: a store outage names the kind of store, anything else says what failed. The cause, which
+// may name a store's address, user or bucket, goes to the log only (log nil: the default).
+func serverFault(w http.ResponseWriter, log *slog.Logger, what string, err error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Error("ingest: "+what, "error", err.Error())
+	if httpx.StoreUnavailable(w, err) {
+		return
+	}
+	unavailable(w, what+" failed on the server; retry after the time in Retry-After")
 }

@@ -26,11 +26,8 @@ func (h *Config) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, sinks.ErrNotFound) {
 		cfg, err = model.DefaultSDKConfig(), nil
 	}
-	if err != nil && httpx.StoreUnavailable(w, err) { // the cause may name the store's address
-		return
-	}
 	if err != nil {
-		unavailable(w, "read SDK configuration: "+err.Error())
+		serverFault(w, nil, "reading the SDK configuration", err)
 		return
 	}
 	body, err := json.Marshal(cfg)

@@ -518,8 +518,7 @@ func (h *Events) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // fail answers a temporary failure with 503 so the SDK keeps the batch and retries: SDKs drop a
 // batch for good on any 4xx but 429.
 func (h *Events) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.Log.Error("ingest failed", "error", err.Error(), "path", r.URL.Path)
-	h.unavailable(w, "temporarily unable to accept events: "+err.Error())
+	serverFault(w, h.Log.With("path", r.URL.Path), "accepting the events", err)
 }
 
 func (h *Events) unavailable(w http.ResponseWriter, msg string) {

@@ -3,6 +3,9 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -189,5 +192,31 @@ func TestKeysSavedAcrossRestart(t *testing.T) {
 	now = now.Add(time.Hour)
 	if _, err := lookup(third, "ka"); err == nil {
 		t.Fatal("a saved answer older than StaleFor was used")
+	}
+}
+
+// TestServerFaultHidesTheCause: a failure on the node's side answers 503 + Retry-After saying
+// what failed (or which kind of store is down), never the cause's address, user or bucket.
+func TestServerFaultHidesTheCause(t *testing.T) {
+	cause := errors.New(`dial tcp 10.1.2.3:9000: user=svc bucket=svc-blobs: connection refused`)
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("store blob part: %w", cause), "accepting the events failed on the server"},
+		{fmt.Errorf("read: %w", sinks.Unavailable(sinks.StoreMeta, cause)), "the metadata store is unavailable"},
+	}
+	for _, c := range cases {
+		rec := httptest.NewRecorder()
+		serverFault(rec, slog.New(slog.NewTextHandler(io.Discard, nil)), "accepting the events", c.err)
+		body := rec.Body.String()
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" || !strings.Contains(body, c.want) {
+			t.Errorf("%v: %d %q %s", c.err, rec.Code, rec.Header().Get("Retry-After"), body)
+		}
+		for _, leak := range []string{"10.1.2.3", "user=", "bucket", "dial"} {
+			if strings.Contains(body, leak) {
+				t.Errorf("the answer %s shows %q", body, leak)
+			}
+		}
 	}
 }
