@@ -47,6 +47,7 @@ type API struct {
 	Meta      sinks.MetaStore
 	Events    sinks.EventStore
 	Analytics sinks.Analytics // the event store's dashboard queries
+	Spans     sinks.Spans     // the event store's span and trace queries; nil: Events', if it has them
 	Live      LiveAnswers     // the app actors; nil: every query goes to the store
 	Blobs     sinks.BlobStore // attachment downloads
 	// DownloadTTL is how long an attachment's download location works; default 1 hour.
@@ -145,6 +146,7 @@ func (a *API) Routes(r chi.Router) {
 			r.With(need(model.RoleAdmin)).Patch("/config", a.setConfig)
 			r.Post("/shortFilters", a.createShortFilter)
 			a.analyticsRoutes(r)
+			a.spanRoutes(r)
 		})
 	})
 }

@@ -192,6 +192,32 @@ var matrix = map[string]route{
 	"GET /apps/{appID}/journey":                               {model.RoleViewer, nil},
 	"GET /apps/{appID}/metrics":                               {model.RoleViewer, nil},
 	"GET /apps/{appID}/filters":                               {model.RoleViewer, nil},
+	"GET /apps/{appID}/spans/roots/names":                     {model.RoleViewer, nil},
+	"GET /apps/{appID}/spans":                                 {model.RoleViewer, nil},
+	"GET /apps/{appID}/spans/plots/metrics":                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/traces/{traceID}":                      {model.RoleViewer, nil},
+}
+
+// matrixTraceID is the trace fill puts in {traceID}; matrixPrep stores a span of it.
+const matrixTraceID = "0123456789abcdef0123456789abcdef"
+
+// matrixPrep gives the routes that succeed only with a query or stored data what they need:
+// it returns the path to call instead of the filled pattern.
+var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
+	"GET /apps/{appID}/spans": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/spans") + "?span_name=checkout"
+	},
+	"GET /apps/{appID}/spans/plots/metrics": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/spans/plots/metrics") + "?span_name=checkout"
+	},
+	"GET /apps/{appID}/traces/{traceID}": func(t *testing.T, f *fixture) string {
+		s := model.Span{AppID: f.app.ID, SpanID: "0123456789abcdef", TraceID: matrixTraceID, SessionID: uuid.New(), Name: "checkout",
+			Status: 1, StartTime: f.now.UnixNano(), EndTime: f.now.Add(time.Second).UnixNano(), Duration: 1000}
+		if err := f.api.Events.WriteSpans(context.Background(), []model.Span{s}); err != nil {
+			t.Fatal(err)
+		}
+		return f.fill("/apps/{appID}/traces/{traceID}")
+	},
 }
 
 // fill puts the fixture's ids into a route pattern. Member routes target the viewer, whom every
@@ -199,7 +225,7 @@ var matrix = map[string]route{
 func (f *fixture) fill(pattern string) string {
 	return strings.NewReplacer("{teamID}", f.team.ID.String(), "{appID}", f.app.ID.String(),
 		"{inviteID}", f.invite.ID.String(), "{memberID}", f.users["viewer"].ID.String(),
-		"{groupID}", "0123456789abcdef0123456789abcdef").Replace(pattern)
+		"{groupID}", "0123456789abcdef0123456789abcdef", "{traceID}", matrixTraceID).Replace(pattern)
 }
 
 // TestUnknownAppLooksForeign: on every /apps/{appID} route an app id that does not exist and
@@ -278,7 +304,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 				if row.body != nil {
 					body = row.body(f)
 				}
-				code, resp := f.call(t, method, f.fill(pattern), token, body)
+				path := f.fill(pattern)
+				if prep, ok := matrixPrep[rt]; ok {
+					path = prep(t, f)
+				}
+				code, resp := f.call(t, method, path, token, body)
 				var want string
 				switch {
 				case who == "none" || who == "expired":

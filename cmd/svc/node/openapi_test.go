@@ -627,7 +627,8 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 
 	c := &conformance{schemaCheck: &schemaCheck{t: t, doc: doc}, tn: tn, seen: map[string][]int{},
 		vals: map[string]string{"teamID": tn.app.TeamID.String(), "appID": tn.app.ID.String(), "groupID": page.Results[0].ID,
-			"key": "attachments/" + tn.app.ID.String() + "/" + uuid.NewString(), "asset": "docs.js"}}
+			"key": "attachments/" + tn.app.ID.String() + "/" + uuid.NewString(), "asset": "docs.js",
+			"traceID": fmt.Sprintf("%032x", 7)}} // conformanceBatch's span
 
 	// Reads first, then writes; key rotation after the SDK calls; sign-out last. The chat
 	// app's test message comes before its webhook is set, so nothing leaves the machine.
