@@ -11,7 +11,8 @@ import (
 // analyticsPaths are the analytics routes whose query parameters the fuzzer varies.
 var analyticsPaths = []string{"/crashGroups", "/anrGroups", "/errorGroups", "/crashGroups/plots/instances",
 	"/crashGroups/0123456789abcdef0123456789abcdef/crashes", "/anrGroups/0123456789abcdef0123456789abcdef/path",
-	"/crashGroups/0123456789abcdef0123456789abcdef/plots/journey", "/journey", "/metrics", "/filters"}
+	"/crashGroups/0123456789abcdef0123456789abcdef/plots/journey", "/journey", "/metrics", "/filters",
+	"/spans/roots/names", "/spans", "/spans/plots/metrics", "/traces/0123456789abcdef0123456789abcdef"}
 
 // FuzzAnalyticsQuery: no query string makes an analytics endpoint panic or answer 5xx; a refused
 // one is a 400 with {error}. The store is the embedded one, with an empty app.
@@ -24,6 +25,7 @@ func FuzzAnalyticsQuery(f *testing.F) {
 		"type=crash,anr&severity=fatal&countries=in&key_timestamp=2026-01-01T00:00:00.123456789Z",
 		"filter_short_code=0123456789abcdef0123456789abcdef&bigraph=0",
 		"from=2026-01-01&to=x&limit=abc&versions=,",
+		"span_name=load&span_statuses=0&span_statuses=2&os_names=android&os_versions=34&offset=3&limit=5",
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)
