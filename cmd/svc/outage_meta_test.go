@@ -111,7 +111,10 @@ func (l *load) paced(stop <-chan struct{}, perSec, workers int, slowest *time.Du
 	}
 }
 
-func metaOutage(t *testing.T, freeze bool) {
+// ownPostgres starts a PostgreSQL server of the test's own, which the test may stop, start and
+// freeze; it is stopped when the test ends.
+func ownPostgres(t *testing.T) *sinktest.Server {
+	t.Helper()
 	// Under root the server runs as the postgres user, which cannot enter t.TempDir().
 	pgDir, err := os.MkdirTemp("", "svc-meta-outage-")
 	if err != nil {
@@ -124,6 +127,11 @@ func metaOutage(t *testing.T, freeze bool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pg.Stop() })
+	return pg
+}
+
+func metaOutage(t *testing.T, freeze bool) {
+	pg := ownPostgres(t)
 	dir := t.TempDir()
 	p := startServe(t, []string{"SVC_POSTGRES_DSN=" + pg.DSN}, "--data-dir", dir, "--flush-interval", "200ms",
 		"--ingest-rate-limit", "1000000", "--meta-timeout", metaTimeout.String(), "--api-key-cache-ttl", keyTTL.String())
@@ -162,6 +170,7 @@ func metaOutage(t *testing.T, freeze bool) {
 	go func() { l.paced(stop, 100, 8, &slowest, &slowMu); close(done) }()
 	time.Sleep(2 * time.Second)
 
+	var err error
 	if freeze {
 		err = pg.Freeze()
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
-	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
 // TestMetaDownAcrossCrash: svc is killed with SIGKILL under load while PostgreSQL is down and
@@ -20,17 +18,7 @@ import (
 // accepted before the crash (saved on its disk), unknown keys and the dashboard get 503, and
 // once PostgreSQL answers the dashboard works again; every acknowledged event is stored once.
 func TestMetaDownAcrossCrash(t *testing.T) {
-	pgDir, err := os.MkdirTemp("", "svc-meta-crash-") // the server's user must be able to enter it
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.Chmod(pgDir, 0o755)
-	t.Cleanup(func() { _ = os.RemoveAll(pgDir) })
-	pg, err := sinktest.StartPostgres(pgDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Stop() })
+	pg := ownPostgres(t)
 	dir := t.TempDir()
 	args := []string{"--data-dir", dir, "--flush-interval", "200ms", "--ingest-rate-limit", "1000000",
 		"--meta-timeout", metaTimeout.String(), "--api-key-cache-ttl", keyTTL.String()}
