@@ -64,6 +64,12 @@ func timeWindow(q *query, from, to int64) {
 func eventFilter(q *query, f *model.EventFilter) {
 	q.sql("app_id = toUUID(?)", f.App)
 	timeWindow(q, f.From, f.To)
+	attrFilter(q, f)
+}
+
+// attrFilter appends the conditions of an EventFilter on attributes: versions, the device,
+// locale and network lists, countries and ud_expression. Events and spans share the columns.
+func attrFilter(q *query, f *model.EventFilter) {
 	if len(f.Versions) > 0 {
 		q.sql(" AND (app_version, app_build) IN (")
 		for i, v := range f.Versions {
@@ -75,7 +81,7 @@ func eventFilter(q *query, f *model.EventFilter) {
 		q.sql(")")
 	}
 	if len(f.Countries) > 0 {
-		q.sql(" AND 0") // events carry no country
+		q.sql(" AND 0") // events and spans carry no country
 	}
 	for _, a := range [...]struct {
 		col  string

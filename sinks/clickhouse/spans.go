@@ -24,16 +24,7 @@ func spanFilter(q *query, sq *model.SpanQuery) {
 	q.sql("app_id = toUUID(?) AND name = ? AND parent_id = ''", sq.App, sq.Name)
 	q.sql(" AND start_time >= ? AND start_time < ? AND time >= toDateTime(?) AND time <= toDateTime(?)",
 		sq.From, sq.To, dateTime(sq.From), dateTime(sq.To))
-	if len(sq.Versions) > 0 {
-		q.sql(" AND (app_version, app_build) IN (")
-		for i, v := range sq.Versions {
-			if i > 0 {
-				q.sql(", ")
-			}
-			q.sql("(?, ?)", v.Name, v.Code)
-		}
-		q.sql(")")
-	}
+	attrFilter(q, &sq.EventFilter)
 	if len(sq.OSVersions) > 0 {
 		q.sql(" AND (os_name, os_version) IN (")
 		for i, v := range sq.OSVersions {
@@ -48,27 +39,6 @@ func spanFilter(q *query, sq *model.SpanQuery) {
 		q.sql(" AND status IN (")
 		list(q, sq.Statuses)
 		q.sql(")")
-	}
-	if len(sq.Countries) > 0 {
-		q.sql(" AND 0") // spans carry no country
-	}
-	for _, a := range [...]struct {
-		col  string
-		vals []string
-	}{
-		{"device_name", sq.DeviceNames}, {"device_manufacturer", sq.DeviceManufacturers},
-		{"device_locale", sq.Locales}, {"network_provider", sq.NetworkProviders},
-		{"network_type", sq.NetworkTypes}, {"network_generation", sq.NetworkGenerations},
-	} {
-		if len(a.vals) > 0 {
-			q.sql(" AND " + a.col + " IN (")
-			list(q, a.vals)
-			q.sql(")")
-		}
-	}
-	if sq.UD != nil {
-		q.sql(" AND ")
-		udExpr(q, sq.UD)
 	}
 }
 
