@@ -2,7 +2,9 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -85,6 +87,94 @@ func BucketLabel(t time.Time, g PlotTimeGroup) string {
 		return BucketStart(t, PlotMonths).Format(bucketDays)
 	}
 	return t.Format(bucketDays)
+}
+
+// Buckets is how a plot cuts time: the width of a bucket and the zone whose calendar and
+// clock the buckets follow (the timezone parameter). A nil Loc is UTC, where Start and Label
+// equal BucketStart and BucketLabel.
+type Buckets struct {
+	Group PlotTimeGroup
+	Loc   *time.Location
+}
+
+// ParseBuckets reads plot_time_group and timezone (an IANA name such as "Asia/Kolkata"; empty
+// is UTC).
+func ParseBuckets(group, timezone string) (Buckets, error) {
+	g, err := ParsePlotTimeGroup(group)
+	if err != nil {
+		return Buckets{}, err
+	}
+	b := Buckets{Group: g}
+	if timezone != "" && timezone != "UTC" {
+		// LoadLocation also reads paths; only names of the IANA database are asked for.
+		if len(timezone) > 64 || strings.Contains(timezone, "..") || strings.Contains(timezone, "\\") || strings.HasPrefix(timezone, "/") {
+			return Buckets{}, fmt.Errorf("timezone %q is not an IANA time zone name such as Asia/Kolkata", timezone)
+		}
+		loc, err := time.LoadLocation(timezone)
+		if err != nil {
+			return Buckets{}, fmt.Errorf("timezone %q is not an IANA time zone name such as Asia/Kolkata", timezone)
+		}
+		b.Loc = loc
+	}
+	return b, nil
+}
+
+// UTC says whether the buckets follow UTC.
+func (b Buckets) UTC() bool { return b.Loc == nil || b.Loc == time.UTC }
+
+func (b Buckets) loc() *time.Location {
+	if b.Loc == nil {
+		return time.UTC
+	}
+	return b.Loc
+}
+
+// Start is the start of the bucket holding t: the minute, hour, day or month of the zone's
+// wall clock. A wall-clock hour or day a DST change cuts short or stretches is one bucket all
+// the same.
+func (b Buckets) Start(t time.Time) time.Time {
+	if b.UTC() {
+		return BucketStart(t, b.Group)
+	}
+	t = t.In(b.loc())
+	y, mo, d := t.Date()
+	switch b.Group {
+	case PlotMinutes:
+		return t.Truncate(time.Minute) // every zone's offset is whole minutes since 1970
+	case PlotHours:
+		return time.Date(y, mo, d, t.Hour(), 0, 0, 0, b.loc())
+	case PlotMonths:
+		return time.Date(y, mo, 1, 0, 0, 0, 0, b.loc())
+	}
+	return time.Date(y, mo, d, 0, 0, 0, 0, b.loc())
+}
+
+// Next is the start of the bucket after the one starting at start.
+func (b Buckets) Next(start time.Time) time.Time {
+	switch b.Group {
+	case PlotMinutes:
+		return start.Add(time.Minute)
+	case PlotHours:
+		return b.Start(start.Add(time.Hour + time.Minute)) // a DST hour of 30 minutes, too
+	case PlotMonths:
+		return start.In(b.loc()).AddDate(0, 1, 0)
+	}
+	return b.Start(start.In(b.loc()).AddDate(0, 0, 1).Add(3 * time.Hour)) // days of 23 or 25 hours
+}
+
+// Label is the datetime label of the bucket holding t, on the zone's wall clock: minutes and
+// hours as RFC 3339 instants with the zone's offset ("2024-05-01T10:05:00+05:30"; "Z" in
+// UTC), days "2024-05-01" and months "2024-05-01" (the first day) as local dates.
+func (b Buckets) Label(t time.Time) string {
+	if b.UTC() {
+		return BucketLabel(t, b.Group)
+	}
+	s := b.Start(t)
+	switch b.Group {
+	case PlotMinutes, PlotHours:
+		return s.Format(time.RFC3339)
+	}
+	return s.Format(bucketDays)
 }
 
 // Bucket is BucketLabel with the group given by its API name ("" is days).
