@@ -12,6 +12,8 @@ type EventFacts struct {
 	// Issue is the display of an exception or anr with a group (GroupOf's fields), so group
 	// lists show the latest event's type, message and frame without parsing payloads.
 	Issue IssueDisplay
+	// HTTP is the request of an http event (httpFactsOf); the zero value on other kinds.
+	HTTP HTTPFacts
 }
 
 // IssueDisplay is what a group list shows of one issue event: GroupOf's display fields.
@@ -54,6 +56,8 @@ func DeriveFacts(e *Event) EventFacts {
 		if kind, ms, ok := LaunchDuration(e); ok {
 			f.LaunchKind, f.LaunchMs = kind, ms
 		}
+	case "http":
+		f.HTTP = httpFactsOf(e)
 	case "screen_view", "lifecycle_activity", "lifecycle_fragment", "lifecycle_view_controller", "lifecycle_swift_ui":
 		f.Screen = FactsOf(e).Screen
 	}

@@ -348,3 +348,24 @@ type Spans interface {
 	// stored, newest first (model.CompareSpansNewest); ErrNotFound when there is none.
 	Trace(ctx context.Context, app uuid.UUID, traceID string) ([]model.Span, error)
 }
+
+// Network answers the network pages' queries over an event store's http events (issue #13).
+// Both event stores implement it; sinks/eventstest (RunNetwork) checks every method against a
+// brute-force reference (eventstest.NetworkReference) built on model.NetworkQuery.Match and
+// KeyOf, model.HTTPAcc and model.Buckets.Start. A request is an http event as stored (an event
+// written twice is one request) with its derived model.HTTPFacts; only completed requests
+// (HTTPFacts.Completed: a domain and a status) are ever counted or listed. Times are Unix
+// nanoseconds, windows [From, To) on the event's Timestamp.
+type Network interface {
+	// HTTPPaths lists the distinct (domain, path) of the app's completed requests, every
+	// stored one (no window), ordered by domain then path, ascending as bytes. It is what the
+	// app's path patterns are rebuilt from.
+	HTTPPaths(ctx context.Context, app uuid.UUID) ([]model.HTTPPath, error)
+	// HTTPStats aggregates the requests q selects (NetworkQuery.Match) into one HTTPStat per
+	// group (NetworkQuery.KeyOf under by, the bucket being buckets.Start of the event time;
+	// requests KeyOf leaves out are not counted): the count, the counts per status class, the
+	// distinct sessions, and the percentiles of the known latencies by model.DurationQuantile
+	// (ClickHouse's quantileExact). Groups without requests are left out. Order: by key
+	// (model.CompareHTTPKeys).
+	HTTPStats(ctx context.Context, q *model.NetworkQuery, by model.HTTPGroup, buckets model.Buckets) ([]model.HTTPStat, error)
+}

@@ -43,6 +43,9 @@ const (
 	// factIssue: the Issue display follows (type, message, method, file, zig-zag line,
 	// severity). Added within layout 3: rows written before it never have the bit.
 	factIssue
+	// factHTTP: the request of an http event follows (domain, path, method, uvarint status,
+	// zig-zag latency and elapsed ms). Added within layout 3 like factIssue.
+	factHTTP
 )
 
 var errCorrupt = errors.New("badgerevents: corrupt row")
@@ -152,6 +155,9 @@ func appendFacts(b []byte, x *model.EventFacts) []byte {
 	if x.Issue != (model.IssueDisplay{}) {
 		f |= factIssue
 	}
+	if x.HTTP != (model.HTTPFacts{}) {
+		f |= factHTTP
+	}
 	b = append(b, f)
 	if f&factGroup != 0 {
 		b = appendStr(b, x.GroupID)
@@ -171,6 +177,15 @@ func appendFacts(b []byte, x *model.EventFacts) []byte {
 		b = appendStr(b, d.FileName)
 		b = binary.AppendVarint(b, int64(d.LineNumber))
 		b = appendStr(b, d.Severity)
+	}
+	if f&factHTTP != 0 {
+		h := &x.HTTP
+		b = appendStr(b, h.Domain)
+		b = appendStr(b, h.Path)
+		b = appendStr(b, h.Method)
+		b = binary.AppendUvarint(b, uint64(h.Status))
+		b = binary.AppendVarint(b, h.LatencyMs)
+		b = binary.AppendVarint(b, h.ElapsedMs)
 	}
 	return b
 }
@@ -307,7 +322,7 @@ func (r *reader) f64() float64 {
 
 func (r *reader) facts(x *model.EventFacts) {
 	f := r.byte()
-	if f&^(factFatal|factForeground|factGroup|factScreen|factLaunch|factIssue) != 0 {
+	if f&^(factFatal|factForeground|factGroup|factScreen|factLaunch|factIssue|factHTTP) != 0 {
 		r.fail()
 		return
 	}
@@ -327,6 +342,12 @@ func (r *reader) facts(x *model.EventFacts) {
 		d.Type, d.Message, d.MethodName, d.FileName = r.str(), r.str(), r.str(), r.str()
 		d.LineNumber = int32(r.varint())
 		d.Severity = r.str()
+	}
+	if f&factHTTP != 0 {
+		h := &x.HTTP
+		h.Domain, h.Path, h.Method = r.str(), r.str(), r.str()
+		h.Status = uint16(r.uvarint())
+		h.LatencyMs, h.ElapsedMs = r.varint(), r.varint()
 	}
 }
 

@@ -153,6 +153,9 @@ func TestDecodeLayoutV2(t *testing.T) {
 		{LaunchKind: model.LaunchWarm, LaunchMs: 0.125},
 		{LaunchMs: -1}, // no kind: still kept exactly
 		{GroupID: "g", Fatal: true, Foreground: true, Screen: "s", LaunchKind: "hot", LaunchMs: 1e300},
+		{HTTP: model.HTTPFacts{Domain: "api.example.com:8443", Path: "/v1/users/*", Method: "get", Status: 200, LatencyMs: 412, ElapsedMs: 93_000}},
+		{HTTP: model.HTTPFacts{Path: "/", LatencyMs: -1, ElapsedMs: -1}},
+		{Screen: "s", HTTP: model.HTTPFacts{Domain: "d", Status: 599, LatencyMs: 1 << 50, ElapsedMs: 0}},
 	} {
 		e := layoutV2Event()
 		e.Facts = f
