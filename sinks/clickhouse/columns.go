@@ -230,6 +230,10 @@ type eventCols struct {
 	// The issue display facts (migration 00004).
 	issueType, issueMessage, issueMethod, issueFile, severity []string
 	issueLine                                                 []int32
+	// The request facts of http events (migration 00005).
+	httpDomain, httpPath, httpMethod []string
+	httpStatus                       []uint16
+	httpLatency, httpElapsed         []int64
 }
 
 func newEventCols(n, udTotal, attTotal int) *eventCols {
@@ -245,6 +249,8 @@ func newEventCols(n, udTotal, attTotal int) *eventCols {
 		fatal: make([]uint8, n), foreground: make([]uint8, n), launchMs: make([]float64, n),
 		issueType: make([]string, n), issueMessage: make([]string, n), issueMethod: make([]string, n),
 		issueFile: make([]string, n), severity: make([]string, n), issueLine: make([]int32, n),
+		httpDomain: make([]string, n), httpPath: make([]string, n), httpMethod: make([]string, n),
+		httpStatus: make([]uint16, n), httpLatency: make([]int64, n), httpElapsed: make([]int64, n),
 	}
 	c.attIDs[0], c.attSizes[0] = make([]uuid.UUID, attTotal), make([]int64, attTotal)
 	for _, a := range c.attStrs() {
@@ -287,6 +293,12 @@ func (c *eventCols) cols() []col {
 		col{name: "issue_file", values: c.issueFile, ptr: &c.issueFile[0]},
 		col{name: "issue_line", values: c.issueLine, ptr: &c.issueLine[0]},
 		col{name: "severity", values: c.severity, ptr: &c.severity[0]},
+		col{name: "http_domain", values: c.httpDomain, ptr: &c.httpDomain[0]},
+		col{name: "http_path", values: c.httpPath, ptr: &c.httpPath[0]},
+		col{name: "http_method", values: c.httpMethod, ptr: &c.httpMethod[0]},
+		col{name: "http_status", values: c.httpStatus, ptr: &c.httpStatus[0]},
+		col{name: "http_latency_ms", values: c.httpLatency, ptr: &c.httpLatency[0]},
+		col{name: "http_elapsed_ms", values: c.httpElapsed, ptr: &c.httpElapsed[0]},
 	)
 }
 
@@ -302,6 +314,9 @@ func (c *eventCols) set(i int, e *model.Event) {
 	d := &f.Issue
 	c.issueType[i], c.issueMessage[i], c.issueMethod[i] = d.Type, d.Message, d.MethodName
 	c.issueFile[i], c.issueLine[i], c.severity[i] = d.FileName, d.LineNumber, d.Severity
+	h := &f.HTTP
+	c.httpDomain[i], c.httpPath[i], c.httpMethod[i] = h.Domain, h.Path, h.Method
+	c.httpStatus[i], c.httpLatency[i], c.httpElapsed[i] = h.Status, h.LatencyMs, h.ElapsedMs
 	// Attachments: windows into flat slices, as for user-defined attributes.
 	n := len(e.Attachments)
 	ids, sizes := c.attIDs[i], c.attSizes[i]
@@ -340,7 +355,9 @@ func (c *eventCols) get(i int) model.Event {
 			Foreground: c.foreground[i] != 0, Screen: c.screen[i], LaunchKind: c.launchKind[i],
 			LaunchMs: c.launchMs[i], Issue: model.IssueDisplay{Type: c.issueType[i],
 				Message: c.issueMessage[i], MethodName: c.issueMethod[i], FileName: c.issueFile[i],
-				LineNumber: c.issueLine[i], Severity: c.severity[i]}},
+				LineNumber: c.issueLine[i], Severity: c.severity[i]},
+			HTTP: model.HTTPFacts{Domain: c.httpDomain[i], Path: c.httpPath[i], Method: c.httpMethod[i],
+				Status: c.httpStatus[i], LatencyMs: c.httpLatency[i], ElapsedMs: c.httpElapsed[i]}},
 	}
 	if len(c.payload[i]) > 0 {
 		// The driver's scan may alias its own buffer: copy.

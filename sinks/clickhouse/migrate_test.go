@@ -165,7 +165,7 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 	old := func(cols []col) []col {
 		return slices.DeleteFunc(cols, func(c col) bool {
 			return slices.Contains(columns00002, c.name) || slices.Contains(columns00003, c.name) ||
-				slices.Contains(columns00004, c.name)
+				slices.Contains(columns00004, c.name) || slices.Contains(columns00005, c.name)
 		})
 	}
 	var ud, att int
@@ -254,6 +254,9 @@ var columns00003 = []string{"group_id", "fatal", "foreground", "screen", "launch
 // columns00004 are the columns migration 00004 adds: the issue display facts.
 var columns00004 = []string{"issue_type", "issue_message", "issue_method", "issue_file", "issue_line", "severity"}
 
+// columns00005 are the columns migration 00005 adds: the request facts of http events.
+var columns00005 = []string{"http_domain", "http_path", "http_method", "http_status", "http_latency_ms", "http_elapsed_ms"}
+
 // Rows written before migration 00003, by the code of that time (without the facts columns),
 // read after it with zero Facts; the migration's Down and Up run on 18.16 with such rows in place,
 // and rows written after it keep their Facts.
@@ -288,7 +291,8 @@ func TestMigration00003KeepsOldRows(t *testing.T) {
 		ec.set(i, &events[i])
 	}
 	old := slices.DeleteFunc(ec.cols(), func(c col) bool {
-		return slices.Contains(columns00003, c.name) || slices.Contains(columns00004, c.name)
+		return slices.Contains(columns00003, c.name) || slices.Contains(columns00004, c.name) ||
+			slices.Contains(columns00005, c.name)
 	})
 	if err := s.insert(ctxT(t), "events", old); err != nil {
 		t.Fatalf("insert with the 00002 columns: %v", err)

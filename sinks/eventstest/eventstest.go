@@ -170,8 +170,17 @@ func testRoundTripEvents(t *testing.T, s sinks.EventStore) {
 	launch := model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "hot_launch",
 		Timestamp: tsBase + 7, Payload: []byte(`{"app_visible_uptime":137180,"on_next_draw_uptime":137208}`)}
 	launch.Facts = model.DeriveFacts(&launch)
-	if screen.Facts.Screen != "Home" || launch.Facts.LaunchKind != model.LaunchHot || launch.Facts.LaunchMs != 28 {
-		t.Fatalf("test events without their facts: %+v, %+v", screen.Facts, launch.Facts)
+	// A request: every HTTP fact set, derived from its payload (elapsed 5 s, latency 250 ms);
+	// and facts no SDK gives (unicode, an unknown latency, the largest elapsed time and status).
+	request := HTTPEvent(app, uuid.New(), tsBase+9, "GET", "https://api.example.com:8443/v1/users/1234?page=2", 503,
+		1000, 1250, tsBase-5*int64(time.Second), model.Attributes{InstallationID: "i"})
+	requestExtreme := HTTPEvent(app, uuid.New(), tsBase+10, "post", "https://x.io/", 200, 0, 0, 0, model.Attributes{})
+	requestExtreme.Facts.HTTP = model.HTTPFacts{Domain: "bücher.example", Path: "/ü/*/🚀", Method: "propfind",
+		Status: math.MaxUint16, LatencyMs: -1, ElapsedMs: math.MaxInt64}
+	if screen.Facts.Screen != "Home" || launch.Facts.LaunchKind != model.LaunchHot || launch.Facts.LaunchMs != 28 ||
+		request.Facts.HTTP != (model.HTTPFacts{Domain: "api.example.com:8443", Path: "/v1/users/*", Method: "get", Status: 503,
+			LatencyMs: 250, ElapsedMs: 5000}) {
+		t.Fatalf("test events without their facts: %+v, %+v, %+v", screen.Facts, launch.Facts, request.Facts)
 	}
 	cases := []struct {
 		name string
@@ -183,6 +192,8 @@ func testRoundTripEvents(t *testing.T, s sinks.EventStore) {
 		{"facts-background-crash", background},
 		{"facts-screen", screen},
 		{"facts-launch", launch},
+		{"facts-http", request},
+		{"facts-http-extreme", requestExtreme},
 		// Only the identity: every optional field absent must come back as its zero value.
 		{"zero", model.Event{ID: uuid.New(), AppID: app}},
 		// What most SDKs send: no attribute members beyond the known ones, attachments without
