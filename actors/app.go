@@ -125,6 +125,7 @@ type appActor struct {
 	// bound beyond them needs no alignment.
 	first, last int64
 	any         bool
+	http        endpoints // request paths and patterns (endpoints.go)
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -163,6 +164,12 @@ func (a *appActor) Receive(ctx actor.Context) {
 			a.st.Types[t] += uint64(n)
 		}
 		a.st.First, a.st.Last = widenNonZero(a.st.First, a.st.Last, m.First, m.Last)
+		// Paths are a set, so a replayed batch adds nothing twice.
+		for _, p := range m.HttpPaths {
+			a.http.add(p.Domain, p.Path)
+		}
+	case *actorpb.EndpointsQuery:
+		ctx.Respond(a.http.reply(a.ready))
 	case *actorpb.SessionUpdate:
 		if !m.Replay {
 			for _, c := range m.Cells {
@@ -181,6 +188,7 @@ func (a *appActor) Receive(ctx actor.Context) {
 		ctx.Respond(a.rebuild(m.Ready))
 	case *actorpb.StateRequest:
 		a.st.AppId, a.st.Cells, a.st.JourneyCells, a.st.Ready = a.app[:], uint64(a.ncells), uint64(len(a.days)), a.ready
+		a.st.HttpPaths, a.st.HttpPathsOverflow = uint64(len(a.http.paths)), a.http.overflow
 		js, _ := protojson.Marshal(&a.st)
 		ctx.Respond(&actorpb.StateReply{Kind: string(KindApp), Identity: a.identity, StateJson: js})
 	}
@@ -209,6 +217,7 @@ func (a *appActor) reset() {
 	a.groups, a.screens, a.versions = names{}, names{}, names{}
 	a.screens.id("")
 	a.first, a.last, a.any = 0, 0, false
+	a.http.reset()
 }
 
 func (a *appActor) day(ts int64) *dayAgg {
@@ -439,6 +448,10 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 	if err != nil {
 		a.reset()
 		return &actorpb.RebuildReply{Error: fmt.Sprintf("rebuild journeys of app %s: %v", a.identity, err)}
+	}
+	if err := a.http.rebuild(ctx, a.store, a); err != nil {
+		a.reset()
+		return &actorpb.RebuildReply{Error: err.Error()}
 	}
 	a.ready = true
 	return &actorpb.RebuildReply{Cells: uint64(a.ncells), Sessions: sessions}

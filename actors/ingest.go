@@ -136,6 +136,7 @@ func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans
 		summary.Types[e.Type]++
 		summary.First, summary.Last = widen(summary.First, summary.Last, e.Timestamp)
 	}
+	summary.HttpPaths = batchPaths(summary.HttpPaths, events)
 	for i := range spans {
 		summary.First, summary.Last = widen(summary.First, summary.Last, spans[i].StartTime)
 	}

@@ -829,6 +829,7 @@ type AppBatch struct {
 	First         int64                  `protobuf:"varint,5,opt,name=first,proto3" json:"first,omitempty"`                                                                           // earliest event or span time, Unix nanoseconds
 	Last          int64                  `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`                                                                             // latest
 	Replay        bool                   `protobuf:"varint,8,opt,name=replay,proto3" json:"replay,omitempty"`                                                                         // replayed from the spool at start-up (see SessionEvents)
+	HttpPaths     []*HttpPath            `protobuf:"bytes,9,rep,name=http_paths,json=httpPaths,proto3" json:"http_paths,omitempty"`                                                   // distinct (domain, path) of the batch's completed requests
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -912,6 +913,165 @@ func (x *AppBatch) GetReplay() bool {
 	return false
 }
 
+func (x *AppBatch) GetHttpPaths() []*HttpPath {
+	if x != nil {
+		return x.HttpPaths
+	}
+	return nil
+}
+
+// HttpPath is a model.HTTPPath: a request's domain and normalised path.
+type HttpPath struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Domain        string                 `protobuf:"bytes,1,opt,name=domain,proto3" json:"domain,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HttpPath) Reset() {
+	*x = HttpPath{}
+	mi := &file_messages_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HttpPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HttpPath) ProtoMessage() {}
+
+func (x *HttpPath) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HttpPath.ProtoReflect.Descriptor instead.
+func (*HttpPath) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *HttpPath) GetDomain() string {
+	if x != nil {
+		return x.Domain
+	}
+	return ""
+}
+
+func (x *HttpPath) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// EndpointsQuery asks an app actor for the app's request paths and path patterns.
+type EndpointsQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndpointsQuery) Reset() {
+	*x = EndpointsQuery{}
+	mi := &file_messages_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndpointsQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndpointsQuery) ProtoMessage() {}
+
+func (x *EndpointsQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndpointsQuery.ProtoReflect.Descriptor instead.
+func (*EndpointsQuery) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{12}
+}
+
+// EndpointsReply answers EndpointsQuery. ok is false when the actor cannot answer exactly (not
+// rebuilt, or more distinct paths than it keeps): the caller reads the paths from the store.
+type EndpointsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	Paths         []*HttpPath            `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`       // every distinct path of the app's completed requests
+	Patterns      []byte                 `protobuf:"bytes,3,opt,name=patterns,proto3" json:"patterns,omitempty"` // the app's model.PathPatterns (AppendBinary)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndpointsReply) Reset() {
+	*x = EndpointsReply{}
+	mi := &file_messages_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndpointsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndpointsReply) ProtoMessage() {}
+
+func (x *EndpointsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndpointsReply.ProtoReflect.Descriptor instead.
+func (*EndpointsReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EndpointsReply) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *EndpointsReply) GetPaths() []*HttpPath {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *EndpointsReply) GetPatterns() []byte {
+	if x != nil {
+		return x.Patterns
+	}
+	return nil
+}
+
 // IssueCell is a model.IssueCell: issue events of one group, class, version and bucket.
 type IssueCell struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -935,7 +1095,7 @@ type IssueCell struct {
 
 func (x *IssueCell) Reset() {
 	*x = IssueCell{}
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1107,7 @@ func (x *IssueCell) String() string {
 func (*IssueCell) ProtoMessage() {}
 
 func (x *IssueCell) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1120,7 @@ func (x *IssueCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueCell.ProtoReflect.Descriptor instead.
 func (*IssueCell) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *IssueCell) GetGroupId() string {
@@ -1076,7 +1236,7 @@ type SessionUpdate struct {
 
 func (x *SessionUpdate) Reset() {
 	*x = SessionUpdate{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1248,7 @@ func (x *SessionUpdate) String() string {
 func (*SessionUpdate) ProtoMessage() {}
 
 func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1261,7 @@ func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionUpdate.ProtoReflect.Descriptor instead.
 func (*SessionUpdate) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionUpdate) GetMoves() []*JourneyMove {
@@ -1146,7 +1306,7 @@ type JourneyMove struct {
 
 func (x *JourneyMove) Reset() {
 	*x = JourneyMove{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1318,7 @@ func (x *JourneyMove) String() string {
 func (*JourneyMove) ProtoMessage() {}
 
 func (x *JourneyMove) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1331,7 @@ func (x *JourneyMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyMove.ProtoReflect.Descriptor instead.
 func (*JourneyMove) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JourneyMove) GetFrom() string {
@@ -1225,7 +1385,7 @@ type JourneyIssue struct {
 
 func (x *JourneyIssue) Reset() {
 	*x = JourneyIssue{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1397,7 @@ func (x *JourneyIssue) String() string {
 func (*JourneyIssue) ProtoMessage() {}
 
 func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1410,7 @@ func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssue.ProtoReflect.Descriptor instead.
 func (*JourneyIssue) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JourneyIssue) GetScreen() string {
@@ -1317,7 +1477,7 @@ type LiveQuery struct {
 
 func (x *LiveQuery) Reset() {
 	*x = LiveQuery{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1489,7 @@ func (x *LiveQuery) String() string {
 func (*LiveQuery) ProtoMessage() {}
 
 func (x *LiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1502,7 @@ func (x *LiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveQuery.ProtoReflect.Descriptor instead.
 func (*LiveQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LiveQuery) GetFrom() int64 {
@@ -1396,7 +1556,7 @@ type LiveReply struct {
 
 func (x *LiveReply) Reset() {
 	*x = LiveReply{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1568,7 @@ func (x *LiveReply) String() string {
 func (*LiveReply) ProtoMessage() {}
 
 func (x *LiveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1581,7 @@ func (x *LiveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveReply.ProtoReflect.Descriptor instead.
 func (*LiveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LiveReply) GetOk() bool {
@@ -1471,7 +1631,7 @@ type JourneyLink struct {
 
 func (x *JourneyLink) Reset() {
 	*x = JourneyLink{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1643,7 @@ func (x *JourneyLink) String() string {
 func (*JourneyLink) ProtoMessage() {}
 
 func (x *JourneyLink) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1656,7 @@ func (x *JourneyLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
 func (*JourneyLink) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JourneyLink) GetFrom() string {
@@ -1534,7 +1694,7 @@ type JourneyIssueCount struct {
 
 func (x *JourneyIssueCount) Reset() {
 	*x = JourneyIssueCount{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1546,7 +1706,7 @@ func (x *JourneyIssueCount) String() string {
 func (*JourneyIssueCount) ProtoMessage() {}
 
 func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1559,7 +1719,7 @@ func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
 func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JourneyIssueCount) GetScreen() string {
@@ -1608,7 +1768,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1780,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1793,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -1655,7 +1815,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1827,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1840,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -1706,26 +1866,28 @@ func (x *RebuildReply) GetSessions() uint64 {
 
 // AppState is an app actor's state for the debug endpoint.
 type AppState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
-	Batches       uint64                 `protobuf:"varint,2,opt,name=batches,proto3" json:"batches,omitempty"`
-	Events        uint64                 `protobuf:"varint,3,opt,name=events,proto3" json:"events,omitempty"`
-	Spans         uint64                 `protobuf:"varint,4,opt,name=spans,proto3" json:"spans,omitempty"`
-	Types         map[string]uint64      `protobuf:"bytes,5,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	First         int64                  `protobuf:"varint,6,opt,name=first,proto3" json:"first,omitempty"`
-	Last          int64                  `protobuf:"varint,7,opt,name=last,proto3" json:"last,omitempty"`
-	Transitions   uint64                 `protobuf:"varint,8,opt,name=transitions,proto3" json:"transitions,omitempty"` // journey moves counted
-	Issues        uint64                 `protobuf:"varint,9,opt,name=issues,proto3" json:"issues,omitempty"`           // issue events counted
-	Cells         uint64                 `protobuf:"varint,10,opt,name=cells,proto3" json:"cells,omitempty"`
-	JourneyCells  uint64                 `protobuf:"varint,11,opt,name=journey_cells,json=journeyCells,proto3" json:"journey_cells,omitempty"`
-	Ready         bool                   `protobuf:"varint,12,opt,name=ready,proto3" json:"ready,omitempty"` // live answers are exact (rebuilt, or a new app)
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AppId             []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Batches           uint64                 `protobuf:"varint,2,opt,name=batches,proto3" json:"batches,omitempty"`
+	Events            uint64                 `protobuf:"varint,3,opt,name=events,proto3" json:"events,omitempty"`
+	Spans             uint64                 `protobuf:"varint,4,opt,name=spans,proto3" json:"spans,omitempty"`
+	Types             map[string]uint64      `protobuf:"bytes,5,rep,name=types,proto3" json:"types,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	First             int64                  `protobuf:"varint,6,opt,name=first,proto3" json:"first,omitempty"`
+	Last              int64                  `protobuf:"varint,7,opt,name=last,proto3" json:"last,omitempty"`
+	Transitions       uint64                 `protobuf:"varint,8,opt,name=transitions,proto3" json:"transitions,omitempty"` // journey moves counted
+	Issues            uint64                 `protobuf:"varint,9,opt,name=issues,proto3" json:"issues,omitempty"`           // issue events counted
+	Cells             uint64                 `protobuf:"varint,10,opt,name=cells,proto3" json:"cells,omitempty"`
+	JourneyCells      uint64                 `protobuf:"varint,11,opt,name=journey_cells,json=journeyCells,proto3" json:"journey_cells,omitempty"`
+	Ready             bool                   `protobuf:"varint,12,opt,name=ready,proto3" json:"ready,omitempty"`                                                    // live answers are exact (rebuilt, or a new app)
+	HttpPaths         uint64                 `protobuf:"varint,13,opt,name=http_paths,json=httpPaths,proto3" json:"http_paths,omitempty"`                           // distinct request paths kept
+	HttpPathsOverflow bool                   `protobuf:"varint,14,opt,name=http_paths_overflow,json=httpPathsOverflow,proto3" json:"http_paths_overflow,omitempty"` // more than the actor keeps: endpoints come from the store
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1737,7 +1899,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1750,7 +1912,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{21}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -1833,6 +1995,20 @@ func (x *AppState) GetJourneyCells() uint64 {
 func (x *AppState) GetReady() bool {
 	if x != nil {
 		return x.Ready
+	}
+	return false
+}
+
+func (x *AppState) GetHttpPaths() uint64 {
+	if x != nil {
+		return x.HttpPaths
+	}
+	return 0
+}
+
+func (x *AppState) GetHttpPathsOverflow() bool {
+	if x != nil {
+		return x.HttpPathsOverflow
 	}
 	return false
 }
@@ -1920,7 +2096,7 @@ const file_messages_proto_rawDesc = "" +
 	"told_moves\x18\x0e \x03(\v2\x17.svc.actors.JourneyMoveR\ttoldMoves\x129\n" +
 	"\vtold_issues\x18\x0f \x03(\v2\x18.svc.actors.JourneyIssueR\n" +
 	"toldIssues\x12\x1b\n" +
-	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\x8d\x02\n" +
+	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\xc2\x02\n" +
 	"\bAppBatch\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
 	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
@@ -1928,11 +2104,21 @@ const file_messages_proto_rawDesc = "" +
 	"\x05types\x18\x04 \x03(\v2\x1f.svc.actors.AppBatch.TypesEntryR\x05types\x12\x14\n" +
 	"\x05first\x18\x05 \x01(\x03R\x05first\x12\x12\n" +
 	"\x04last\x18\x06 \x01(\x03R\x04last\x12\x16\n" +
-	"\x06replay\x18\b \x01(\bR\x06replay\x1a8\n" +
+	"\x06replay\x18\b \x01(\bR\x06replay\x123\n" +
+	"\n" +
+	"http_paths\x18\t \x03(\v2\x14.svc.actors.HttpPathR\thttpPaths\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01J\x04\b\a\x10\b\"\x97\x03\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01J\x04\b\a\x10\b\"6\n" +
+	"\bHttpPath\x12\x16\n" +
+	"\x06domain\x18\x01 \x01(\tR\x06domain\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x10\n" +
+	"\x0eEndpointsQuery\"h\n" +
+	"\x0eEndpointsReply\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12*\n" +
+	"\x05paths\x18\x02 \x03(\v2\x14.svc.actors.HttpPathR\x05paths\x12\x1a\n" +
+	"\bpatterns\x18\x03 \x01(\fR\bpatterns\"\x97\x03\n" +
 	"\tIssueCell\x12\x19\n" +
 	"\bgroup_id\x18\x01 \x01(\tR\agroupId\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\rR\x05class\x12-\n" +
@@ -1998,7 +2184,7 @@ const file_messages_proto_rawDesc = "" +
 	"\fRebuildReply\x12\x14\n" +
 	"\x05error\x18\x01 \x01(\tR\x05error\x12\x14\n" +
 	"\x05cells\x18\x02 \x01(\x04R\x05cells\x12\x1a\n" +
-	"\bsessions\x18\x03 \x01(\x04R\bsessions\"\x8f\x03\n" +
+	"\bsessions\x18\x03 \x01(\x04R\bsessions\"\xde\x03\n" +
 	"\bAppState\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x18\n" +
 	"\abatches\x18\x02 \x01(\x04R\abatches\x12\x16\n" +
@@ -2012,7 +2198,10 @@ const file_messages_proto_rawDesc = "" +
 	"\x05cells\x18\n" +
 	" \x01(\x04R\x05cells\x12#\n" +
 	"\rjourney_cells\x18\v \x01(\x04R\fjourneyCells\x12\x14\n" +
-	"\x05ready\x18\f \x01(\bR\x05ready\x1a8\n" +
+	"\x05ready\x18\f \x01(\bR\x05ready\x12\x1d\n" +
+	"\n" +
+	"http_paths\x18\r \x01(\x04R\thttpPaths\x12.\n" +
+	"\x13http_paths_overflow\x18\x0e \x01(\bR\x11httpPathsOverflow\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2030,7 +2219,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
@@ -2043,19 +2232,22 @@ var file_messages_proto_goTypes = []any{
 	(*SessionEvents)(nil),     // 8: svc.actors.SessionEvents
 	(*SessionState)(nil),      // 9: svc.actors.SessionState
 	(*AppBatch)(nil),          // 10: svc.actors.AppBatch
-	(*IssueCell)(nil),         // 11: svc.actors.IssueCell
-	(*SessionUpdate)(nil),     // 12: svc.actors.SessionUpdate
-	(*JourneyMove)(nil),       // 13: svc.actors.JourneyMove
-	(*JourneyIssue)(nil),      // 14: svc.actors.JourneyIssue
-	(*LiveQuery)(nil),         // 15: svc.actors.LiveQuery
-	(*LiveReply)(nil),         // 16: svc.actors.LiveReply
-	(*JourneyLink)(nil),       // 17: svc.actors.JourneyLink
-	(*JourneyIssueCount)(nil), // 18: svc.actors.JourneyIssueCount
-	(*Rebuild)(nil),           // 19: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 20: svc.actors.RebuildReply
-	(*AppState)(nil),          // 21: svc.actors.AppState
-	nil,                       // 22: svc.actors.AppBatch.TypesEntry
-	nil,                       // 23: svc.actors.AppState.TypesEntry
+	(*HttpPath)(nil),          // 11: svc.actors.HttpPath
+	(*EndpointsQuery)(nil),    // 12: svc.actors.EndpointsQuery
+	(*EndpointsReply)(nil),    // 13: svc.actors.EndpointsReply
+	(*IssueCell)(nil),         // 14: svc.actors.IssueCell
+	(*SessionUpdate)(nil),     // 15: svc.actors.SessionUpdate
+	(*JourneyMove)(nil),       // 16: svc.actors.JourneyMove
+	(*JourneyIssue)(nil),      // 17: svc.actors.JourneyIssue
+	(*LiveQuery)(nil),         // 18: svc.actors.LiveQuery
+	(*LiveReply)(nil),         // 19: svc.actors.LiveReply
+	(*JourneyLink)(nil),       // 20: svc.actors.JourneyLink
+	(*JourneyIssueCount)(nil), // 21: svc.actors.JourneyIssueCount
+	(*Rebuild)(nil),           // 22: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 23: svc.actors.RebuildReply
+	(*AppState)(nil),          // 24: svc.actors.AppState
+	nil,                       // 25: svc.actors.AppBatch.TypesEntry
+	nil,                       // 26: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
 	7,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
@@ -2063,25 +2255,27 @@ var file_messages_proto_depIdxs = []int32{
 	7,  // 2: svc.actors.WalkStep.version:type_name -> svc.actors.Version
 	4,  // 3: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
 	6,  // 4: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
-	13, // 5: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
-	14, // 6: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
-	22, // 7: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
-	7,  // 8: svc.actors.IssueCell.version:type_name -> svc.actors.Version
-	13, // 9: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
-	14, // 10: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
-	11, // 11: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
-	7,  // 12: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
-	7,  // 13: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
-	7,  // 14: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
-	11, // 15: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	17, // 16: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
-	18, // 17: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	23, // 18: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	16, // 5: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
+	17, // 6: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
+	25, // 7: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	11, // 8: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
+	11, // 9: svc.actors.EndpointsReply.paths:type_name -> svc.actors.HttpPath
+	7,  // 10: svc.actors.IssueCell.version:type_name -> svc.actors.Version
+	16, // 11: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
+	17, // 12: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
+	14, // 13: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
+	7,  // 14: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
+	7,  // 15: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
+	7,  // 16: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
+	14, // 17: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
+	20, // 18: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
+	21, // 19: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
+	26, // 20: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -2095,7 +2289,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

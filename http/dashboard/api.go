@@ -147,6 +147,7 @@ func (a *API) Routes(r chi.Router) {
 			r.Post("/shortFilters", a.createShortFilter)
 			a.analyticsRoutes(r)
 			a.spanRoutes(r)
+			a.networkRoutes(r)
 		})
 	})
 }
