@@ -3,13 +3,14 @@
 -- start), derived once at ingest, so that the network pages (sinks.Network) select, group and
 -- aggregate requests over small columns instead of parsing payloads.
 --
--- Same rules as 00003: no DEFAULT clauses, one ADD COLUMN per statement in the form
--- migrationConn recognises (so applying it twice or from two nodes at once is safe). Each
--- column's implicit default is its type's zero ('' and 0), so rows written before this
--- migration read as events with zero HTTP facts: no domain and status 0, which is not a
--- completed request (model.HTTPFacts.Completed), so the network queries leave them out rather
--- than count them with a made-up latency (0 would be a known latency of 0 ms; the facts of a
--- new row say -1 for unknown). Such events are counted from the time their facts are written.
+-- Same rules as 00003: one ADD COLUMN per statement in the form migrationConn recognises (so
+-- applying it twice or from two nodes at once is safe), and no DEFAULT clauses (one would also
+-- defeat migrationConn's same-type check). Each column's implicit default is its type's zero
+-- ('' and 0), so rows written before this migration read as events with zero HTTP facts: no
+-- domain and status 0, which is not a completed request (model.HTTPFacts.Completed), so the
+-- network queries leave them out rather than count them with a made-up latency (0 would read as
+-- a known latency of 0 ms; a new row's facts say -1 for unknown). Old rows are not backfilled:
+-- their requests stay off the network pages.
 
 -- +goose Up
 ALTER TABLE events ADD COLUMN http_domain String AFTER severity;
