@@ -176,26 +176,34 @@ var matrix = map[string]route{
 	"PATCH /apps/{appID}/config":                    {model.RoleAdmin, func(*fixture) any { return map[string]float64{"trace_sampling_rate": 50} }},
 	"POST /apps/{appID}/shortFilters":               {model.RoleViewer, func(*fixture) any { return map[string]any{"filters": map[string]any{"versions": []string{"1.0"}}} }},
 	// Analytics: every member reads them.
-	"GET /apps/{appID}/crashGroups":                           {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups":                             {model.RoleViewer, nil},
-	"GET /apps/{appID}/errorGroups":                           {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/plots/instances":           {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/plots/instances":             {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/crashes":         {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/anrs":              {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/path":            {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/path":              {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/plots/instances": {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/plots/instances":   {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/plots/journey":   {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/plots/journey":     {model.RoleViewer, nil},
-	"GET /apps/{appID}/journey":                               {model.RoleViewer, nil},
-	"GET /apps/{appID}/metrics":                               {model.RoleViewer, nil},
-	"GET /apps/{appID}/filters":                               {model.RoleViewer, nil},
-	"GET /apps/{appID}/spans/roots/names":                     {model.RoleViewer, nil},
-	"GET /apps/{appID}/spans":                                 {model.RoleViewer, nil},
-	"GET /apps/{appID}/spans/plots/metrics":                   {model.RoleViewer, nil},
-	"GET /apps/{appID}/traces/{traceID}":                      {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups":                               {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups":                                 {model.RoleViewer, nil},
+	"GET /apps/{appID}/errorGroups":                               {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/plots/instances":               {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/plots/instances":                 {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/crashes":             {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/anrs":                  {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/path":                {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/path":                  {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/plots/instances":     {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/plots/instances":       {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups/{groupID}/plots/journey":       {model.RoleViewer, nil},
+	"GET /apps/{appID}/anrGroups/{groupID}/plots/journey":         {model.RoleViewer, nil},
+	"GET /apps/{appID}/journey":                                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/metrics":                                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/filters":                                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/spans/roots/names":                         {model.RoleViewer, nil},
+	"GET /apps/{appID}/spans":                                     {model.RoleViewer, nil},
+	"GET /apps/{appID}/spans/plots/metrics":                       {model.RoleViewer, nil},
+	"GET /apps/{appID}/traces/{traceID}":                          {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/domains":                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/paths":                     {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/trends":                    {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/plots/overviewStatusCodes": {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/plots/overviewTimeline":    {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/plots/endpointLatency":     {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/plots/endpointStatusCodes": {model.RoleViewer, nil},
+	"GET /apps/{appID}/networkRequests/plots/endpointTimeline":    {model.RoleViewer, nil},
 }
 
 // matrixTraceID is the trace fill puts in {traceID}; matrixPrep stores a span of it.
@@ -204,6 +212,18 @@ const matrixTraceID = "0123456789abcdef0123456789abcdef"
 // matrixPrep gives the routes that succeed only with a query or stored data what they need:
 // it returns the path to call instead of the filled pattern.
 var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
+	"GET /apps/{appID}/networkRequests/paths": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/networkRequests/paths") + "?domain=api.example.com&path=/v1/*"
+	},
+	"GET /apps/{appID}/networkRequests/plots/endpointLatency": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/networkRequests/plots/endpointLatency") + "?domain=api.example.com&path=/v1/*"
+	},
+	"GET /apps/{appID}/networkRequests/plots/endpointStatusCodes": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/networkRequests/plots/endpointStatusCodes") + "?domain=api.example.com&path=/v1/*"
+	},
+	"GET /apps/{appID}/networkRequests/plots/endpointTimeline": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/networkRequests/plots/endpointTimeline") + "?domain=api.example.com&path=/v1/*"
+	},
 	"GET /apps/{appID}/spans": func(t *testing.T, f *fixture) string {
 		return f.fill("/apps/{appID}/spans") + "?span_name=checkout"
 	},

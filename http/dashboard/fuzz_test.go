@@ -12,7 +12,11 @@ import (
 var analyticsPaths = []string{"/crashGroups", "/anrGroups", "/errorGroups", "/crashGroups/plots/instances",
 	"/crashGroups/0123456789abcdef0123456789abcdef/crashes", "/anrGroups/0123456789abcdef0123456789abcdef/path",
 	"/crashGroups/0123456789abcdef0123456789abcdef/plots/journey", "/journey", "/metrics", "/filters",
-	"/spans/roots/names", "/spans", "/spans/plots/metrics", "/traces/0123456789abcdef0123456789abcdef"}
+	"/spans/roots/names", "/spans", "/spans/plots/metrics", "/traces/0123456789abcdef0123456789abcdef",
+	"/networkRequests/domains", "/networkRequests/paths", "/networkRequests/trends",
+	"/networkRequests/plots/overviewStatusCodes", "/networkRequests/plots/overviewTimeline",
+	"/networkRequests/plots/endpointLatency", "/networkRequests/plots/endpointStatusCodes",
+	"/networkRequests/plots/endpointTimeline"}
 
 // FuzzAnalyticsQuery: no query string makes an analytics endpoint panic or answer 5xx; a refused
 // one is a 400 with {error}. The store is the embedded one, with an empty app.
@@ -26,6 +30,7 @@ func FuzzAnalyticsQuery(f *testing.F) {
 		"filter_short_code=0123456789abcdef0123456789abcdef&bigraph=0",
 		"from=2026-01-01&to=x&limit=abc&versions=,",
 		"span_name=load&span_statuses=0&span_statuses=2&os_names=android&os_versions=34&offset=3&limit=5",
+		"domain=api.example.com&path=/v1/**&http_methods=get&http_methods=POST&search=us&trends_limit=3&timeline_limit=2",
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)
