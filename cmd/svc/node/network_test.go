@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/actors"
 )
 
 // The network request endpoints end to end (issue #13): http events with known truth go
@@ -99,11 +102,24 @@ func TestNetworkEndpoints(t *testing.T) {
 				}
 			}
 			tn.waitFlushed(t)
-			for _, from := range []string{"", "store"} {
-				t.Run("endpoints-from-"+map[string]string{"": "actor", "store": "store"}[from], func(t *testing.T) {
-					c := &netClient{spanClient{tn: tn, token: tn.accessToken(t, tn.email), app: tn.app.ID.String()}, from}
-					checkNetwork(t, c)
-				})
+			check := func(name string) {
+				for _, from := range []string{"", "store"} {
+					t.Run(name+"/endpoints-from-"+map[string]string{"": "actor", "store": "store"}[from], func(t *testing.T) {
+						c := &netClient{spanClient{tn: tn, token: tn.accessToken(t, tn.email), app: tn.app.ID.String()}, from}
+						checkNetwork(t, c)
+					})
+				}
+			}
+			check("live")
+			// A restarted node's app actor rebuilds its paths and patterns from the store.
+			old := tn
+			tn = restartNode(t, backend, tn, nil)
+			tn.app, tn.key, tn.email = old.app, old.key, old.email // the dataset's app, not the new node's own
+			check("restarted")
+			// It answers itself (not by falling back to the store): every path, exactly.
+			rep, err := actors.Live{Dir: tn.Dir}.Endpoints(context.Background(), tn.app.ID)
+			if err != nil || !rep.Ok || len(rep.Paths) != 4 {
+				t.Errorf("app actor's endpoints after the restart: %v, %v", rep, err)
 			}
 		})
 	}
@@ -172,7 +188,7 @@ func checkNetwork(t *testing.T, c *netClient) {
 	c.want(t, "/trends", w+"&os_names=android&os_versions=14&http_methods=post", jm{"trends_latency": []jm{
 		{"domain": "api.shop.io", "path_pattern": "/v1/users/*", "p95_latency": 200, "error_rate": 100, "frequency": 1}},
 		"trends_error_rate": []jm{{"domain": "api.shop.io", "path_pattern": "/v1/users/*", "p95_latency": 200, "error_rate": 100, "frequency": 1}},
-		"trends_frequency": []jm{{"domain": "api.shop.io", "path_pattern": "/v1/users/*", "p95_latency": 200, "error_rate": 100, "frequency": 1}}})
+		"trends_frequency":  []jm{{"domain": "api.shop.io", "path_pattern": "/v1/users/*", "p95_latency": 200, "error_rate": 100, "frequency": 1}}})
 	c.want(t, "/trends", w+"&versions=9.9&version_codes=9", jm{"trends_latency": []jm{}, "trends_error_rate": []jm{}, "trends_frequency": []jm{}})
 
 	// Overview status codes: 2xx r1 r2 r5 r9, 3xx r8, 4xx r4 r10, 5xx r3.
