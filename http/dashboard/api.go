@@ -148,6 +148,9 @@ func (a *API) Routes(r chi.Router) {
 			a.analyticsRoutes(r)
 			a.spanRoutes(r)
 			a.networkRoutes(r)
+			a.sessionRoutes(r)
+			a.bugReportRoutes(r)
+			a.alertRoutes(r)
 		})
 	})
 }
