@@ -90,81 +90,167 @@ func BucketLabel(t time.Time, g PlotTimeGroup) string {
 }
 
 // Buckets is how a plot cuts time: the width of a bucket and the zone whose calendar and
-// clock the buckets follow (the timezone parameter). A nil Loc is UTC, where Start and Label
-// equal BucketStart and BucketLabel.
+// clock the buckets follow (the timezone parameter). A nil Loc is UTC, where Start, Next and
+// Label are BucketStart and BucketLabel exactly.
+//
+// In another zone:
+//   - minutes are the minutes of UTC, which are the zone's own wall-clock minutes wherever its
+//     offset is whole minutes (every zone since 1972; Africa/Monrovia's −0:44:30 ended then);
+//   - an hour bucket is a wall-clock hour, cut where the zone's offset changes: the hour a DST
+//     change repeats is two buckets (01:00−04:00 and 01:00−05:00), the hour it skips none, and
+//     in a zone whose change moves the clock by half an hour a bucket may start at the change;
+//   - a day is a local calendar date from its first instant (a 23 or 25 hour day is one bucket;
+//     a day whose midnight a change skips starts at the change), a month likewise.
+//
+// These are the definitions of ClickHouse's toStartOfHour, toStartOfDay and toStartOfMonth
+// with a time zone (sinks/clickhouse follows them in SQL).
 type Buckets struct {
 	Group PlotTimeGroup
 	Loc   *time.Location
 }
 
+// ErrTimezone is returned (wrapped) for a timezone that is not a time zone name the server
+// knows.
+var ErrTimezone = errors.New("not an IANA time zone name such as Asia/Kolkata or UTC")
+
+// maxTimezoneLen bounds a timezone name; the longest IANA name has 32 characters.
+const maxTimezoneLen = 64
+
 // ParseBuckets reads plot_time_group and timezone (an IANA name such as "Asia/Kolkata"; empty
-// is UTC).
+// is UTC). A zone that is UTC under another name (Etc/UTC, GMT, Zulu…) is UTC.
 func ParseBuckets(group, timezone string) (Buckets, error) {
 	g, err := ParsePlotTimeGroup(group)
 	if err != nil {
 		return Buckets{}, err
 	}
 	b := Buckets{Group: g}
-	if timezone != "" && timezone != "UTC" {
-		// LoadLocation also reads paths; only names of the IANA database are asked for.
-		if len(timezone) > 64 || strings.Contains(timezone, "..") || strings.Contains(timezone, "\\") || strings.HasPrefix(timezone, "/") {
-			return Buckets{}, fmt.Errorf("timezone %q is not an IANA time zone name such as Asia/Kolkata", timezone)
-		}
-		loc, err := time.LoadLocation(timezone)
-		if err != nil {
-			return Buckets{}, fmt.Errorf("timezone %q is not an IANA time zone name such as Asia/Kolkata", timezone)
-		}
-		b.Loc = loc
+	if timezone == "" || timezone == "UTC" {
+		return b, nil
 	}
+	if len(timezone) > maxTimezoneLen {
+		return Buckets{}, fmt.Errorf("timezone of %d characters: %w", len(timezone), ErrTimezone)
+	}
+	// LoadLocation also reads files by path and knows "Local" (the server's own zone): only
+	// names made of the characters of IANA names are asked for, which keeps ".." and absolute
+	// paths out and makes the name safe to quote anywhere.
+	if !zoneName(timezone) {
+		return Buckets{}, fmt.Errorf("timezone %q: %w", timezone, ErrTimezone)
+	}
+	loc, err := time.LoadLocation(timezone)
+	if err != nil {
+		return Buckets{}, fmt.Errorf("timezone %q: %w", timezone, ErrTimezone)
+	}
+	probe := time.Unix(0, 0).In(loc)
+	if from, to := probe.ZoneBounds(); from.IsZero() && to.IsZero() {
+		if _, off := probe.Zone(); off == 0 {
+			return b, nil // one zone forever, at offset 0
+		}
+	}
+	b.Loc = loc
 	return b, nil
+}
+
+// zoneName says whether s is shaped as an IANA time zone name: letters, digits, '_', '+', '-'
+// and '/' between non-empty parts ("America/Argentina/Buenos_Aires", "Etc/GMT+5").
+func zoneName(s string) bool {
+	if s == "" || s == "Local" || s[0] == '/' || s[len(s)-1] == '/' || strings.Contains(s, "//") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '+' || c == '-' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // UTC says whether the buckets follow UTC.
 func (b Buckets) UTC() bool { return b.Loc == nil || b.Loc == time.UTC }
 
-func (b Buckets) loc() *time.Location {
-	if b.Loc == nil {
-		return time.UTC
+// Zone is the name of the zone: "UTC", or the IANA name ParseBuckets was given.
+func (b Buckets) Zone() string {
+	if b.UTC() {
+		return "UTC"
 	}
-	return b.Loc
+	return b.Loc.String()
 }
 
-// Start is the start of the bucket holding t: the minute, hour, day or month of the zone's
-// wall clock. A wall-clock hour or day a DST change cuts short or stretches is one bucket all
-// the same.
+// String names the buckets as "hours" or "hours in Asia/Kolkata".
+func (b Buckets) String() string {
+	if b.UTC() {
+		return b.Group.String()
+	}
+	return b.Group.String() + " in " + b.Loc.String()
+}
+
+// Start is the start of the bucket holding t (see Buckets); in UTC it is BucketStart, else
+// an instant in Loc.
 func (b Buckets) Start(t time.Time) time.Time {
 	if b.UTC() {
 		return BucketStart(t, b.Group)
 	}
-	t = t.In(b.loc())
-	y, mo, d := t.Date()
 	switch b.Group {
 	case PlotMinutes:
-		return t.Truncate(time.Minute) // every zone's offset is whole minutes since 1970
+		return t.Truncate(time.Minute).In(b.Loc) // Truncate counts from the zero time: UTC minutes
 	case PlotHours:
-		return time.Date(y, mo, d, t.Hour(), 0, 0, 0, b.loc())
+		return b.hourStart(t.In(b.Loc))
 	case PlotMonths:
-		return time.Date(y, mo, 1, 0, 0, 0, 0, b.loc())
+		return b.monthStart(t.In(b.Loc))
 	}
-	return time.Date(y, mo, d, 0, 0, 0, 0, b.loc())
+	return b.dayStart(t.In(b.Loc))
 }
 
-// Next is the start of the bucket after the one starting at start.
+// Next is the start of the bucket after the one starting at start (a Start).
 func (b Buckets) Next(start time.Time) time.Time {
+	if b.UTC() {
+		s := BucketStart(start, b.Group)
+		switch b.Group {
+		case PlotMinutes:
+			return s.Add(time.Minute)
+		case PlotHours:
+			return s.Add(time.Hour)
+		case PlotMonths:
+			return s.AddDate(0, 1, 0)
+		}
+		return s.AddDate(0, 0, 1)
+	}
+	lt := start.In(b.Loc)
+	var n time.Time
 	switch b.Group {
 	case PlotMinutes:
-		return start.Add(time.Minute)
+		return lt.Truncate(time.Minute).Add(time.Minute)
 	case PlotHours:
-		return b.Start(start.Add(time.Hour + time.Minute)) // a DST hour of 30 minutes, too
+		// The next wall-clock hour at start's offset, unless the offset changes before it.
+		e := lt.Add(time.Hour - sinceHour(lt))
+		if offsetOf(e) != offsetOf(lt) {
+			return offsetChange(lt, e)
+		}
+		return e
 	case PlotMonths:
-		return start.In(b.loc()).AddDate(0, 1, 0)
+		y, m, _ := lt.Date()
+		n = b.monthStart(time.Date(y, m+1, 1, 12, 0, 0, 0, b.Loc))
+	default:
+		y, m, d := lt.Date()
+		n = b.dayStart(time.Date(y, m, d+1, 12, 0, 0, 0, b.Loc))
 	}
-	return b.Start(start.In(b.loc()).AddDate(0, 0, 1).Add(3 * time.Hour)) // days of 23 or 25 hours
+	if n.After(start) {
+		return n
+	}
+	// The calendar's next day named a time the zone skipped into start's day (never seen in
+	// the IANA database): the first bucket after start, found hour by hour.
+	for h := time.Hour; ; h += time.Hour {
+		if n = b.Start(start.Add(h)); n.After(start) {
+			return n
+		}
+	}
 }
 
 // Label is the datetime label of the bucket holding t, on the zone's wall clock: minutes and
-// hours as RFC 3339 instants with the zone's offset ("2024-05-01T10:05:00+05:30"; "Z" in
-// UTC), days "2024-05-01" and months "2024-05-01" (the first day) as local dates.
+// hours as RFC 3339 instants with the zone's offset at the bucket's start
+// ("2024-05-01T10:05:00+05:30"; "Z" in UTC), days "2024-05-01" and months "2024-05-01" (the
+// first day) as local dates. Labels of one zone and group are distinct per bucket;
+// CompareLabels orders them in time.
 func (b Buckets) Label(t time.Time) string {
 	if b.UTC() {
 		return BucketLabel(t, b.Group)
@@ -175,6 +261,117 @@ func (b Buckets) Label(t time.Time) string {
 		return s.Format(time.RFC3339)
 	}
 	return s.Format(bucketDays)
+}
+
+// CompareLabels orders two bucket labels of one plot in time order: RFC 3339 labels by the
+// instant they name (in a zone with DST, text order puts the second of two repeated
+// wall-clock hours first when the offset is positive), dates and anything else as text.
+func CompareLabels(a, b string) int {
+	ta, ea := time.Parse(time.RFC3339, a)
+	tb, eb := time.Parse(time.RFC3339, b)
+	if ea == nil && eb == nil {
+		if c := ta.Compare(tb); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// SortByLabel sorts xs by their bucket labels in time order (CompareLabels), reading each
+// label once.
+func SortByLabel[T any](xs []T, label func(*T) string) {
+	type keyed struct {
+		at  time.Time
+		ok  bool
+		lbl string
+		x   T
+	}
+	ks := make([]keyed, len(xs))
+	for i := range xs {
+		l := label(&xs[i])
+		at, err := time.Parse(time.RFC3339, l)
+		ks[i] = keyed{at, err == nil, l, xs[i]}
+	}
+	sort.SliceStable(ks, func(i, j int) bool {
+		a, b := &ks[i], &ks[j]
+		if a.ok && b.ok && !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
+		}
+		return a.lbl < b.lbl
+	})
+	for i := range ks {
+		xs[i] = ks[i].x
+	}
+}
+
+func offsetOf(t time.Time) int {
+	_, off := t.Zone()
+	return off
+}
+
+// sinceHour is how far t is past the start of its wall-clock hour.
+func sinceHour(t time.Time) time.Duration {
+	return time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
+}
+
+// offsetChange is the instant in (lo, hi] from which the zone's offset is hi's, for lo and hi
+// of different offsets a change apart (zone changes are at whole seconds).
+func offsetChange(lo, hi time.Time) time.Time {
+	want := offsetOf(hi)
+	a, z := lo.Unix(), hi.Unix() // offset(a) != want, offset(z) == want
+	for z-a > 1 {
+		m := a + (z-a)/2
+		if offsetOf(time.Unix(m, 0).In(hi.Location())) == want {
+			z = m
+		} else {
+			a = m
+		}
+	}
+	return time.Unix(z, 0).In(hi.Location())
+}
+
+// hourStart is the start of t's wall-clock hour, or the offset change within it after which t
+// lies (t in Loc). Two offset changes within one hour are taken as none: no zone has them.
+func (b Buckets) hourStart(t time.Time) time.Time {
+	c := t.Add(-sinceHour(t))
+	if offsetOf(c) == offsetOf(t) {
+		return c
+	}
+	return offsetChange(c, t)
+}
+
+// dayStart is the first instant of t's local date (t in Loc): its midnight at t's offset,
+// moved back over each offset change that the same date reaches across (the 25 hour day) and
+// forward to the change that skips midnight (the day that starts at 01:00).
+func (b Buckets) dayStart(t time.Time) time.Time {
+	y, m, d := t.Date()
+	for range 8 { // a day holds at most two changes; more is taken as no more
+		h := time.Duration(t.Hour())*time.Hour + sinceHour(t)
+		s := t.Add(-h)
+		if offsetOf(s) != offsetOf(t) {
+			s = offsetChange(s, t)
+		}
+		p := s.Add(-time.Nanosecond)
+		if py, pm, pd := p.Date(); py != y || pm != m || pd != d {
+			return s
+		}
+		t = p
+	}
+	return t
+}
+
+// monthStart is the first instant of t's local month (t in Loc).
+func (b Buckets) monthStart(t time.Time) time.Time {
+	y, m, _ := t.Date()
+	s := b.dayStart(time.Date(y, m, 1, 12, 0, 0, 0, b.Loc))
+	for range 4 { // the 1st skipped: the month starts with the day dayStart found, or before
+		p := s.Add(-time.Nanosecond)
+		if py, pm, _ := p.Date(); py != y || pm != m {
+			break
+		}
+		s = b.dayStart(p)
+	}
+	return s
 }
 
 // Bucket is BucketLabel with the group given by its API name ("" is days).
@@ -205,7 +402,7 @@ const (
 // PlotRow is the aggregate of one version in one bucket, as a query or an actor gives it.
 type PlotRow struct {
 	Version  AppVersion
-	Datetime string // the bucket label (BucketLabel)
+	Datetime string // the bucket label (Buckets.Label)
 	// Instances counts the plotted events (fatal crashes, ANRs, a group's events).
 	Instances uint64
 	// Sessions of the version in the bucket, and of those the sessions with a fatal crash
@@ -266,7 +463,7 @@ func BuildPlot(rows []PlotRow, rate PlotRate) []PlotSeries {
 	}
 	out := make([]PlotSeries, 0, len(byID))
 	for id, pts := range byID {
-		sort.Slice(pts, func(i, j int) bool { return pts[i].Datetime < pts[j].Datetime })
+		SortByLabel(pts, func(p *PlotPoint) string { return p.Datetime })
 		out = append(out, PlotSeries{ID: id, Data: pts})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
