@@ -126,6 +126,7 @@ type appActor struct {
 	first, last int64
 	any         bool
 	http        endpoints // request paths and patterns (endpoints.go)
+	alerts      alerting  // what raises alerts (alerting.go); alerts.sink nil: none
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -145,10 +146,19 @@ func (u *AppsUnknown) Set() { u.set.Store(true) }
 // AppProducerWith is AppProducer whose actors start unready (every live query goes to the
 // store) once unknown is set; unknown may be nil.
 func AppProducerWith(store sinks.Analytics, log *slog.Logger, unknown *AppsUnknown) Producer {
+	return AppProducerAlerting(store, log, unknown, nil, nil)
+}
+
+// AppProducerAlerting is AppProducerWith whose actors raise alerts into sink (nil: none);
+// now is their clock (nil: time.Now).
+func AppProducerAlerting(store sinks.Analytics, log *slog.Logger, unknown *AppsUnknown, sink AlertSink, now func() time.Time) Producer {
+	if now == nil {
+		now = time.Now
+	}
 	return func(identity string, _ func()) actor.Actor {
 		app, _ := uuid.Parse(identity)
 		a := &appActor{identity: identity, app: app, store: store, log: log, ready: unknown == nil || !unknown.set.Load(),
-			st: actorpb.AppState{Types: map[string]uint64{}}}
+			st: actorpb.AppState{Types: map[string]uint64{}}, alerts: alerting{sink: sink, now: now}}
 		a.reset()
 		return a
 	}
@@ -168,12 +178,19 @@ func (a *appActor) Receive(ctx actor.Context) {
 		for _, p := range m.HttpPaths {
 			a.http.add(p.Domain, p.Path)
 		}
+		if !m.Replay && a.ready && a.alerts.sink != nil {
+			a.alerts.batch(a.app, m)
+		}
 	case *actorpb.EndpointsQuery:
 		ctx.Respond(a.http.reply(a.ready))
 	case *actorpb.SessionUpdate:
 		if !m.Replay {
-			for _, c := range m.Cells {
-				a.addCell(cellOf(c))
+			cells := CellsOf(m.Cells)
+			if a.ready && a.alerts.sink != nil {
+				a.alerts.issues(a.app, cells)
+			}
+			for _, c := range cells {
+				a.addCell(c)
 			}
 			for _, mv := range m.Moves {
 				a.addMove(mv.From, mv.To, mv.Timestamp, versionOf(mv.Version), mv.Retract)
@@ -218,6 +235,7 @@ func (a *appActor) reset() {
 	a.screens.id("")
 	a.first, a.last, a.any = 0, 0, false
 	a.http.reset()
+	a.alerts.reset()
 }
 
 func (a *appActor) day(ts int64) *dayAgg {
@@ -433,6 +451,7 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 	}
 	for i := range cells {
 		a.addCell(cells[i])
+		a.alerts.know(&cells[i])
 	}
 	var sessions uint64
 	err = a.store.SessionWalks(ctx, &model.WalkQuery{App: a.app, From: RebuildWindow[0], To: RebuildWindow[1]},
@@ -452,6 +471,12 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 	if err := a.http.rebuild(ctx, a.store, a); err != nil {
 		a.reset()
 		return &actorpb.RebuildReply{Error: err.Error()}
+	}
+	if a.alerts.sink != nil {
+		if err := a.alerts.rebuild(ctx, a.app); err != nil {
+			a.reset()
+			return &actorpb.RebuildReply{Error: err.Error()}
+		}
 	}
 	a.ready = true
 	return &actorpb.RebuildReply{Cells: uint64(a.ncells), Sessions: sessions}

@@ -134,6 +134,9 @@ func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans
 	for i := range events {
 		e := &events[i]
 		summary.Types[e.Type]++
+		if e.Type == "bug_report" {
+			summary.BugReports = append(summary.BugReports, bugReportRef(e))
+		}
 		summary.First, summary.Last = widen(summary.First, summary.Last, e.Timestamp)
 	}
 	summary.HttpPaths = batchPaths(summary.HttpPaths, events)

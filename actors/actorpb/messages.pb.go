@@ -830,6 +830,7 @@ type AppBatch struct {
 	Last          int64                  `protobuf:"varint,6,opt,name=last,proto3" json:"last,omitempty"`                                                                             // latest
 	Replay        bool                   `protobuf:"varint,8,opt,name=replay,proto3" json:"replay,omitempty"`                                                                         // replayed from the spool at start-up (see SessionEvents)
 	HttpPaths     []*HttpPath            `protobuf:"bytes,9,rep,name=http_paths,json=httpPaths,proto3" json:"http_paths,omitempty"`                                                   // distinct (domain, path) of the batch's completed requests
+	BugReports    []*BugReportRef        `protobuf:"bytes,10,rep,name=bug_reports,json=bugReports,proto3" json:"bug_reports,omitempty"`                                               // the batch's bug reports, for their alerts
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -920,6 +921,66 @@ func (x *AppBatch) GetHttpPaths() []*HttpPath {
 	return nil
 }
 
+func (x *AppBatch) GetBugReports() []*BugReportRef {
+	if x != nil {
+		return x.BugReports
+	}
+	return nil
+}
+
+// BugReportRef is a bug report event as its alert needs it.
+type BugReportRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            []byte                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                   // the event id
+	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"` // at most 1000 bytes of it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BugReportRef) Reset() {
+	*x = BugReportRef{}
+	mi := &file_messages_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BugReportRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BugReportRef) ProtoMessage() {}
+
+func (x *BugReportRef) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BugReportRef.ProtoReflect.Descriptor instead.
+func (*BugReportRef) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *BugReportRef) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *BugReportRef) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 // HttpPath is a model.HTTPPath: a request's domain and normalised path.
 type HttpPath struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -931,7 +992,7 @@ type HttpPath struct {
 
 func (x *HttpPath) Reset() {
 	*x = HttpPath{}
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1004,7 @@ func (x *HttpPath) String() string {
 func (*HttpPath) ProtoMessage() {}
 
 func (x *HttpPath) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1017,7 @@ func (x *HttpPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HttpPath.ProtoReflect.Descriptor instead.
 func (*HttpPath) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+	return file_messages_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HttpPath) GetDomain() string {
@@ -982,7 +1043,7 @@ type EndpointsQuery struct {
 
 func (x *EndpointsQuery) Reset() {
 	*x = EndpointsQuery{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1055,7 @@ func (x *EndpointsQuery) String() string {
 func (*EndpointsQuery) ProtoMessage() {}
 
 func (x *EndpointsQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1068,7 @@ func (x *EndpointsQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndpointsQuery.ProtoReflect.Descriptor instead.
 func (*EndpointsQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{13}
 }
 
 // EndpointsReply answers EndpointsQuery. ok is false when the actor cannot answer exactly (not
@@ -1023,7 +1084,7 @@ type EndpointsReply struct {
 
 func (x *EndpointsReply) Reset() {
 	*x = EndpointsReply{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1096,7 @@ func (x *EndpointsReply) String() string {
 func (*EndpointsReply) ProtoMessage() {}
 
 func (x *EndpointsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1109,7 @@ func (x *EndpointsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndpointsReply.ProtoReflect.Descriptor instead.
 func (*EndpointsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EndpointsReply) GetOk() bool {
@@ -1095,7 +1156,7 @@ type IssueCell struct {
 
 func (x *IssueCell) Reset() {
 	*x = IssueCell{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1168,7 @@ func (x *IssueCell) String() string {
 func (*IssueCell) ProtoMessage() {}
 
 func (x *IssueCell) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1181,7 @@ func (x *IssueCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueCell.ProtoReflect.Descriptor instead.
 func (*IssueCell) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IssueCell) GetGroupId() string {
@@ -1236,7 +1297,7 @@ type SessionUpdate struct {
 
 func (x *SessionUpdate) Reset() {
 	*x = SessionUpdate{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1309,7 @@ func (x *SessionUpdate) String() string {
 func (*SessionUpdate) ProtoMessage() {}
 
 func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1322,7 @@ func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionUpdate.ProtoReflect.Descriptor instead.
 func (*SessionUpdate) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SessionUpdate) GetMoves() []*JourneyMove {
@@ -1306,7 +1367,7 @@ type JourneyMove struct {
 
 func (x *JourneyMove) Reset() {
 	*x = JourneyMove{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1379,7 @@ func (x *JourneyMove) String() string {
 func (*JourneyMove) ProtoMessage() {}
 
 func (x *JourneyMove) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1392,7 @@ func (x *JourneyMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyMove.ProtoReflect.Descriptor instead.
 func (*JourneyMove) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JourneyMove) GetFrom() string {
@@ -1385,7 +1446,7 @@ type JourneyIssue struct {
 
 func (x *JourneyIssue) Reset() {
 	*x = JourneyIssue{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1458,7 @@ func (x *JourneyIssue) String() string {
 func (*JourneyIssue) ProtoMessage() {}
 
 func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1471,7 @@ func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssue.ProtoReflect.Descriptor instead.
 func (*JourneyIssue) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JourneyIssue) GetScreen() string {
@@ -1477,7 +1538,7 @@ type LiveQuery struct {
 
 func (x *LiveQuery) Reset() {
 	*x = LiveQuery{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1550,7 @@ func (x *LiveQuery) String() string {
 func (*LiveQuery) ProtoMessage() {}
 
 func (x *LiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1563,7 @@ func (x *LiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveQuery.ProtoReflect.Descriptor instead.
 func (*LiveQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LiveQuery) GetFrom() int64 {
@@ -1556,7 +1617,7 @@ type LiveReply struct {
 
 func (x *LiveReply) Reset() {
 	*x = LiveReply{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1629,7 @@ func (x *LiveReply) String() string {
 func (*LiveReply) ProtoMessage() {}
 
 func (x *LiveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1642,7 @@ func (x *LiveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveReply.ProtoReflect.Descriptor instead.
 func (*LiveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LiveReply) GetOk() bool {
@@ -1631,7 +1692,7 @@ type JourneyLink struct {
 
 func (x *JourneyLink) Reset() {
 	*x = JourneyLink{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1704,7 @@ func (x *JourneyLink) String() string {
 func (*JourneyLink) ProtoMessage() {}
 
 func (x *JourneyLink) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1717,7 @@ func (x *JourneyLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
 func (*JourneyLink) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JourneyLink) GetFrom() string {
@@ -1694,7 +1755,7 @@ type JourneyIssueCount struct {
 
 func (x *JourneyIssueCount) Reset() {
 	*x = JourneyIssueCount{}
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1767,7 @@ func (x *JourneyIssueCount) String() string {
 func (*JourneyIssueCount) ProtoMessage() {}
 
 func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1780,7 @@ func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
 func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{21}
+	return file_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JourneyIssueCount) GetScreen() string {
@@ -1768,7 +1829,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +1841,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +1854,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{22}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -1815,7 +1876,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1888,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1901,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{23}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -1887,7 +1948,7 @@ type AppState struct {
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +1960,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +1973,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{24}
+	return file_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -2096,7 +2157,7 @@ const file_messages_proto_rawDesc = "" +
 	"told_moves\x18\x0e \x03(\v2\x17.svc.actors.JourneyMoveR\ttoldMoves\x129\n" +
 	"\vtold_issues\x18\x0f \x03(\v2\x18.svc.actors.JourneyIssueR\n" +
 	"toldIssues\x12\x1b\n" +
-	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\xc2\x02\n" +
+	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\xfd\x02\n" +
 	"\bAppBatch\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
 	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
@@ -2106,11 +2167,17 @@ const file_messages_proto_rawDesc = "" +
 	"\x04last\x18\x06 \x01(\x03R\x04last\x12\x16\n" +
 	"\x06replay\x18\b \x01(\bR\x06replay\x123\n" +
 	"\n" +
-	"http_paths\x18\t \x03(\v2\x14.svc.actors.HttpPathR\thttpPaths\x1a8\n" +
+	"http_paths\x18\t \x03(\v2\x14.svc.actors.HttpPathR\thttpPaths\x129\n" +
+	"\vbug_reports\x18\n" +
+	" \x03(\v2\x18.svc.actors.BugReportRefR\n" +
+	"bugReports\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01J\x04\b\a\x10\b\"6\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01J\x04\b\a\x10\b\"@\n" +
+	"\fBugReportRef\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\fR\x02id\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"6\n" +
 	"\bHttpPath\x12\x16\n" +
 	"\x06domain\x18\x01 \x01(\tR\x06domain\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\"\x10\n" +
@@ -2219,7 +2286,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
@@ -2232,22 +2299,23 @@ var file_messages_proto_goTypes = []any{
 	(*SessionEvents)(nil),     // 8: svc.actors.SessionEvents
 	(*SessionState)(nil),      // 9: svc.actors.SessionState
 	(*AppBatch)(nil),          // 10: svc.actors.AppBatch
-	(*HttpPath)(nil),          // 11: svc.actors.HttpPath
-	(*EndpointsQuery)(nil),    // 12: svc.actors.EndpointsQuery
-	(*EndpointsReply)(nil),    // 13: svc.actors.EndpointsReply
-	(*IssueCell)(nil),         // 14: svc.actors.IssueCell
-	(*SessionUpdate)(nil),     // 15: svc.actors.SessionUpdate
-	(*JourneyMove)(nil),       // 16: svc.actors.JourneyMove
-	(*JourneyIssue)(nil),      // 17: svc.actors.JourneyIssue
-	(*LiveQuery)(nil),         // 18: svc.actors.LiveQuery
-	(*LiveReply)(nil),         // 19: svc.actors.LiveReply
-	(*JourneyLink)(nil),       // 20: svc.actors.JourneyLink
-	(*JourneyIssueCount)(nil), // 21: svc.actors.JourneyIssueCount
-	(*Rebuild)(nil),           // 22: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 23: svc.actors.RebuildReply
-	(*AppState)(nil),          // 24: svc.actors.AppState
-	nil,                       // 25: svc.actors.AppBatch.TypesEntry
-	nil,                       // 26: svc.actors.AppState.TypesEntry
+	(*BugReportRef)(nil),      // 11: svc.actors.BugReportRef
+	(*HttpPath)(nil),          // 12: svc.actors.HttpPath
+	(*EndpointsQuery)(nil),    // 13: svc.actors.EndpointsQuery
+	(*EndpointsReply)(nil),    // 14: svc.actors.EndpointsReply
+	(*IssueCell)(nil),         // 15: svc.actors.IssueCell
+	(*SessionUpdate)(nil),     // 16: svc.actors.SessionUpdate
+	(*JourneyMove)(nil),       // 17: svc.actors.JourneyMove
+	(*JourneyIssue)(nil),      // 18: svc.actors.JourneyIssue
+	(*LiveQuery)(nil),         // 19: svc.actors.LiveQuery
+	(*LiveReply)(nil),         // 20: svc.actors.LiveReply
+	(*JourneyLink)(nil),       // 21: svc.actors.JourneyLink
+	(*JourneyIssueCount)(nil), // 22: svc.actors.JourneyIssueCount
+	(*Rebuild)(nil),           // 23: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 24: svc.actors.RebuildReply
+	(*AppState)(nil),          // 25: svc.actors.AppState
+	nil,                       // 26: svc.actors.AppBatch.TypesEntry
+	nil,                       // 27: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
 	7,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
@@ -2255,27 +2323,28 @@ var file_messages_proto_depIdxs = []int32{
 	7,  // 2: svc.actors.WalkStep.version:type_name -> svc.actors.Version
 	4,  // 3: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
 	6,  // 4: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
-	16, // 5: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
-	17, // 6: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
-	25, // 7: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
-	11, // 8: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
-	11, // 9: svc.actors.EndpointsReply.paths:type_name -> svc.actors.HttpPath
-	7,  // 10: svc.actors.IssueCell.version:type_name -> svc.actors.Version
-	16, // 11: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
-	17, // 12: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
-	14, // 13: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
-	7,  // 14: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
-	7,  // 15: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
-	7,  // 16: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
-	14, // 17: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	20, // 18: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
-	21, // 19: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	26, // 20: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	17, // 5: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
+	18, // 6: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
+	26, // 7: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	12, // 8: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
+	11, // 9: svc.actors.AppBatch.bug_reports:type_name -> svc.actors.BugReportRef
+	12, // 10: svc.actors.EndpointsReply.paths:type_name -> svc.actors.HttpPath
+	7,  // 11: svc.actors.IssueCell.version:type_name -> svc.actors.Version
+	17, // 12: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
+	18, // 13: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
+	15, // 14: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
+	7,  // 15: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
+	7,  // 16: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
+	7,  // 17: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
+	15, // 18: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
+	21, // 19: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
+	22, // 20: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
+	27, // 21: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -2289,7 +2358,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -27,6 +27,7 @@ type Config struct {
 	ClickHouseDSN string
 	PostgresDSN   string
 	PublicURL     string
+	DashboardURL  string
 
 	S3Endpoint       string
 	S3Bucket         string
@@ -152,6 +153,7 @@ var Settings = []Setting{
 	{"clickhouse-dsn", "SVC_CLICKHOUSE_DSN", "", "ClickHouse for events and spans, e.g. clickhouse://host:9000/svc; empty = embedded store", str(func(c *Config) *string { return &c.ClickHouseDSN })},
 	{"postgres-dsn", "SVC_POSTGRES_DSN", "", "PostgreSQL for metadata, e.g. postgres://user:pass@host:5432/svc; empty = embedded store", str(func(c *Config) *string { return &c.PostgresDSN })},
 	{"public-url", "SVC_PUBLIC_URL", "", "URL clients reach this node at, used in upload URLs; default http://localhost:<port of --addr>", str(func(c *Config) *string { return &c.PublicURL })},
+	{"dashboard-url", "SVC_DASHBOARD_URL", "", "base URL of the web dashboard, for the links alerts carry; default --public-url", str(func(c *Config) *string { return &c.DashboardURL })},
 	{"s3-endpoint", "SVC_S3_ENDPOINT", "", "S3-compatible endpoint host:port for attachments; empty = local disk", str(func(c *Config) *string { return &c.S3Endpoint })},
 	{"s3-bucket", "SVC_S3_BUCKET", "svc-blobs", "S3 bucket (created when missing)", str(func(c *Config) *string { return &c.S3Bucket })},
 	{"s3-region", "SVC_S3_REGION", "us-east-1", "S3 region", str(func(c *Config) *string { return &c.S3Region })},
@@ -320,6 +322,13 @@ func (c *Config) validate() error {
 		return fmt.Errorf("bad value %q for --public-url: want an absolute http(s) URL", c.PublicURL)
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.DashboardURL == "" {
+		c.DashboardURL = c.PublicURL
+	}
+	if u, err := url.Parse(c.DashboardURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("bad value %q for --dashboard-url: want an absolute http(s) URL", c.DashboardURL)
+	}
+	c.DashboardURL = strings.TrimRight(c.DashboardURL, "/")
 	if c.ClickHouseDSN != "" {
 		if _, err := clickhouse.ParseDSN(c.ClickHouseDSN); err != nil {
 			return fmt.Errorf("bad value for --clickhouse-dsn: %v", err)

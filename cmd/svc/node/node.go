@@ -228,6 +228,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n.closers = append(n.closers, sp.Close)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_spool_pending_bytes",
 		Help: "Bytes of accepted batches not yet in the event store."}, func() float64 { return float64(sp.PendingBytes()) }))
+	// The alerter outlives the actors (its closer runs after theirs) so it stores what they raise.
+	var alerts actors.AlertSink
+	if as, ok := n.Meta.(sinks.Alerts); ok {
+		al := newAlerter(n.Meta, as, cfg.DashboardURL, log)
+		n.closers = append(n.closers, al.Close)
+		alerts = al
+	}
 	n.Actors = actors.NewSystem(log)
 	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
 	n.flusher = n.Actors.AS.Root.Spawn(actors.NewFlusher(n.Events, sp,
@@ -239,7 +246,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	})
 	snaps := actors.Snapshots{DB: local}
 	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
-		actors.KindApp:     actors.AppProducerWith(n.Analytics, log, &n.appsUnknown),
+		actors.KindApp:     actors.AppProducerAlerting(n.Analytics, log, &n.appsUnknown, alerts, nil),
 		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
 	})
 	n.closers = append(n.closers, func() error { n.Dir.StopAll(10 * time.Second); return nil })
