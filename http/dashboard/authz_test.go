@@ -197,6 +197,7 @@ var matrix = map[string]route{
 	"GET /apps/{appID}/spans/plots/metrics":                       {model.RoleViewer, nil},
 	"GET /apps/{appID}/traces/{traceID}":                          {model.RoleViewer, nil},
 	"GET /apps/{appID}/networkRequests/domains":                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/alerts":                                    {model.RoleViewer, nil},
 	"GET /apps/{appID}/networkRequests/paths":                     {model.RoleViewer, nil},
 	"GET /apps/{appID}/networkRequests/trends":                    {model.RoleViewer, nil},
 	"GET /apps/{appID}/networkRequests/plots/overviewStatusCodes": {model.RoleViewer, nil},

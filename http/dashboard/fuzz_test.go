@@ -16,7 +16,7 @@ var analyticsPaths = []string{"/crashGroups", "/anrGroups", "/errorGroups", "/cr
 	"/networkRequests/domains", "/networkRequests/paths", "/networkRequests/trends",
 	"/networkRequests/plots/overviewStatusCodes", "/networkRequests/plots/overviewTimeline",
 	"/networkRequests/plots/endpointLatency", "/networkRequests/plots/endpointStatusCodes",
-	"/networkRequests/plots/endpointTimeline"}
+	"/networkRequests/plots/endpointTimeline", "/alerts"}
 
 // FuzzAnalyticsQuery: no query string makes an analytics endpoint panic or answer 5xx; a refused
 // one is a 400 with {error}. The store is the embedded one, with an empty app.
