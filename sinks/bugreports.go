@@ -31,8 +31,8 @@ type BugReports interface {
 	// the first offset (≥ 0) and at most limit (≥ 1) of them, every field as stored.
 	BugReports(ctx context.Context, q *model.BugReportQuery, limit, offset int) ([]model.Event, error)
 	// BugReportCounts counts the reports q selects per app version and bucket (buckets.Start
-	// of the report's timestamp). Cells without reports are left out. Order: by bucket, then
-	// version name and code (model.CompareBugReportCounts).
+	// of the report's timestamp). Cells without reports are left out; none is an empty slice,
+	// not nil. Order: by bucket, then version name and code (model.CompareBugReportCounts).
 	BugReportCounts(ctx context.Context, q *model.BugReportQuery, buckets model.Buckets) ([]model.BugReportCount, error)
 }
 
