@@ -86,6 +86,8 @@ type Config struct {
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
 	publicURLDefault bool
+	// dashboardURLDefault is set when DashboardURL was taken from PublicURL, so it follows it.
+	dashboardURLDefault bool
 }
 
 // Setting describes one configuration value: its flag, environment variable and meaning.
@@ -324,6 +326,7 @@ func (c *Config) validate() error {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if c.DashboardURL == "" {
 		c.DashboardURL = c.PublicURL
+		c.dashboardURLDefault = true
 	}
 	if u, err := url.Parse(c.DashboardURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("bad value %q for --dashboard-url: want an absolute http(s) URL", c.DashboardURL)

@@ -134,6 +134,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n.closers = append(n.closers, func() error { return ignoreClosed(n.adminLn.Close()) })
 	if cfg.publicURLDefault {
 		cfg.PublicURL = fmt.Sprintf("http://localhost:%d", n.publicLn.Addr().(*net.TCPAddr).Port)
+		if cfg.dashboardURLDefault {
+			cfg.DashboardURL = cfg.PublicURL
+		}
 		n.cfg = cfg
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
