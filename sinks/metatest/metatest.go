@@ -102,6 +102,8 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"ThresholdPrefs", testThresholdPrefs},
 		{"ShortFilters", testShortFilters},
 		{"ChatApps", testChatApps},
+		{"Alerts", testAlerts},
+		{"AlertDeliveries", testAlertDeliveries},
 		{"Times", testTimes},
 		{"NotFound", testNotFound},
 		{"Concurrency", testConcurrency},
