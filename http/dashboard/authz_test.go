@@ -205,6 +205,10 @@ var matrix = map[string]route{
 	"GET /apps/{appID}/networkRequests/plots/endpointLatency":     {model.RoleViewer, nil},
 	"GET /apps/{appID}/networkRequests/plots/endpointStatusCodes": {model.RoleViewer, nil},
 	"GET /apps/{appID}/networkRequests/plots/endpointTimeline":    {model.RoleViewer, nil},
+	"GET /apps/{appID}/bugReports":                                {model.RoleViewer, nil},
+	"GET /apps/{appID}/bugReports/plots/instances":                {model.RoleViewer, nil},
+	"GET /apps/{appID}/bugReports/{bugReportID}":                  {model.RoleViewer, nil},
+	"PATCH /apps/{appID}/bugReports/{bugReportID}":                {model.RoleDeveloper, func(*fixture) any { return map[string]int{"status": 1} }},
 }
 
 // matrixTraceID is the trace fill puts in {traceID}; matrixPrep stores a span of it.
@@ -213,6 +217,8 @@ const matrixTraceID = "0123456789abcdef0123456789abcdef"
 // matrixPrep gives the routes that succeed only with a query or stored data what they need:
 // it returns the path to call instead of the filled pattern.
 var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
+	"GET /apps/{appID}/bugReports/{bugReportID}":   matrixBugReport,
+	"PATCH /apps/{appID}/bugReports/{bugReportID}": matrixBugReport,
 	"GET /apps/{appID}/networkRequests/paths": func(t *testing.T, f *fixture) string {
 		return f.fill("/apps/{appID}/networkRequests/paths") + "?domain=api.example.com&path=/v1/*"
 	},
@@ -239,6 +245,16 @@ var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
 		}
 		return f.fill("/apps/{appID}/traces/{traceID}")
 	},
+}
+
+// matrixBugReport stores a bug report of the fixture's app and returns its path.
+func matrixBugReport(t *testing.T, f *fixture) string {
+	e := model.Event{ID: uuid.New(), AppID: f.app.ID, SessionID: uuid.New(), Type: model.BugReportType,
+		Timestamp: f.now.UnixNano(), Payload: []byte(`{"description":"matrix"}`)}
+	if err := f.api.Events.WriteEvents(context.Background(), []model.Event{e}); err != nil {
+		t.Fatal(err)
+	}
+	return f.fill("/apps/{appID}/bugReports/") + e.ID.String()
 }
 
 // fill puts the fixture's ids into a route pattern. Member routes target the viewer, whom every

@@ -579,6 +579,7 @@ func conformanceBatch() []byte {
 		ev(2*time.Second, "screen_view", `{"name":"Cart"}`, ""),
 		ev(3*time.Second, "exception", `{"handled":false,"foreground":true,"exceptions":[{"type":"java.lang.IllegalStateException","message":"conformance","frames":[{"class_name":"com.example.Cart","method_name":"pay","file_name":"Cart.kt","line_num":42}]}],"threads":[{"name":"worker","frames":[{"class_name":"java.lang.Thread","method_name":"run","file_name":"Thread.java","line_num":1}]}]}`,
 			fmt.Sprintf(`,"attachments":[{"id":%q,"name":"screen.png","type":"screenshot"}]`, uuid.NewString())),
+		ev(4*time.Second, "bug_report", `{"description":"conformance"}`, ""),
 	}
 	span := fmt.Sprintf(`{"name":"checkout","trace_id":"%032x","span_id":"%016x","parent_id":null,"session_id":%q,"status":1,"start_time":%q,"end_time":%q,"duration":500,"attributes":%s}`,
 		7, 9, session, ts(time.Second), ts(1500*time.Millisecond), attr)
@@ -624,11 +625,21 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	if err := json.Unmarshal(groups.body, &page); err != nil || len(page.Results) != 1 {
 		t.Fatalf("crash groups: %d %s", groups.status, clip(groups.body))
 	}
+	reports := tn.do(t, http.MethodGet, "/apps/"+tn.app.ID.String()+"/bugReports", pair.AccessToken, nil, nil)
+	var reportPage struct {
+		Results []struct {
+			EventID string `json:"event_id"`
+		}
+	}
+	if err := json.Unmarshal(reports.body, &reportPage); err != nil || len(reportPage.Results) != 1 {
+		t.Fatalf("bug reports: %d %s", reports.status, clip(reports.body))
+	}
 
 	c := &conformance{schemaCheck: &schemaCheck{t: t, doc: doc}, tn: tn, seen: map[string][]int{},
 		vals: map[string]string{"teamID": tn.app.TeamID.String(), "appID": tn.app.ID.String(), "groupID": page.Results[0].ID,
 			"key": "attachments/" + tn.app.ID.String() + "/" + uuid.NewString(), "asset": "docs.js",
-			"traceID": fmt.Sprintf("%032x", 7)}} // conformanceBatch's span
+			"traceID":     fmt.Sprintf("%032x", 7), // conformanceBatch's span
+			"bugReportID": reportPage.Results[0].EventID}}
 
 	// Reads first, then writes; key rotation after the SDK calls; sign-out last. The chat
 	// app's test message comes before its webhook is set, so nothing leaves the machine.
