@@ -10,8 +10,8 @@ import (
 )
 
 // Alerts keeps the alerts app actors raise and the outbox of their chat deliveries, in the
-// metadata store (issue #12). Both metadata backends implement it; sinks/metatest (RunAlerts)
-// checks them.
+// metadata store (issue #12). Both metadata backends implement it; the Alerts and
+// AlertDeliveries groups of sinks/metatest.Run check them.
 //
 // Idempotence: an alert is stored once per id (model.AlertID): adding an id that is stored
 // changes nothing, neither the alert nor its delivery, so a raise repeated after a restart or on

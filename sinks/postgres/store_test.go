@@ -170,7 +170,7 @@ func checkAppliedOnce(t *testing.T, s *Store) {
 }
 
 var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "auth_sessions", "builds", "mappings", "sdk_configs",
-	"invites", "threshold_prefs", "short_filters", "chat_apps"}
+	"invites", "threshold_prefs", "short_filters", "chat_apps", "bug_report_statuses", "alerts", "alert_deliveries"}
 
 func checkTables(t *testing.T, s *Store, present bool) {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,8 +184,8 @@ func (al *alerter) save(ctx context.Context, a model.Alert) {
 		if err == nil {
 			return
 		}
-		if errors.Is(err, sinks.ErrNotFound) { // the app was deleted meanwhile
-			al.log.Warn("alert of an unknown app dropped", "app", a.AppID.String(), "type", a.Type)
+		if errors.Is(err, sinks.ErrNotFound) || errors.Is(err, sinks.ErrInvalid) { // the app is gone, or the store refuses it for good
+			al.log.Warn("alert dropped", "app", a.AppID.String(), "type", a.Type, "error", err.Error())
 			return
 		}
 		select {
@@ -203,11 +204,18 @@ func (al *alerter) trySave(ctx context.Context, a model.Alert) error {
 	}
 	a.TeamID = app.TeamID
 	a.URL = alertURL(al.dashboard, &a)
+	a.EntityID, a.Message = storable(a.EntityID), storable(a.Message)
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
 	if _, err := al.store.AddAlert(ctx, a, true); err != nil {
 		return fmt.Errorf("store alert: %w", err)
 	}
 	return nil
+}
+
+// storable makes text the metadata stores keep: valid UTF-8 without NUL (an exception message
+// or a bug report's description may hold either; a webhook's status line may not be UTF-8).
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // alertURL is where the dashboard shows the alert's entity, in the paths of the reference's
@@ -278,7 +286,7 @@ func (al *alerter) deliver(ctx context.Context, d *model.Delivery) {
 	}
 	wait := min(time.Second<<min(d.Attempts, 20), deliveryBackoffMax)
 	al.log.Warn("alert delivery failed; retrying", "alert", a.ID.String(), "attempts", d.Attempts+1, "in", wait.String(), "error", err.Error())
-	if perr := al.store.PostponeDelivery(ctx, a.ID, d.Attempts+1, al.now().Add(wait), err.Error()); perr != nil {
+	if perr := al.store.PostponeDelivery(ctx, a.ID, d.Attempts+1, al.now().Add(wait), storable(err.Error())); perr != nil {
 		al.log.Warn("alerts: delivery not postponed", "alert", a.ID.String(), "error", perr.Error())
 	}
 }

@@ -235,3 +235,17 @@ func TestAlerts(t *testing.T) {
 		})
 	}
 }
+
+// What the metadata stores refuse never reaches them: NUL and invalid UTF-8 are replaced.
+func TestStorable(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"nul\x00inside", "nul\uFFFDinside"},
+		{"bad \xff byte", "bad \uFFFD byte"},
+		{"ünïcode ✓", "ünïcode ✓"},
+	} {
+		if got := storable(tc.in); got != tc.want {
+			t.Errorf("storable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
