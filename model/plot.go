@@ -102,8 +102,10 @@ func BucketLabel(t time.Time, g PlotTimeGroup) string {
 //   - a day is a local calendar date from its first instant (a 23 or 25 hour day is one bucket;
 //     a day whose midnight a change skips starts at the change), a month likewise.
 //
-// These are the definitions of ClickHouse's toStartOfHour, toStartOfDay and toStartOfMonth
-// with a time zone (sinks/clickhouse follows them in SQL).
+// ClickHouse's toStartOfHour, toStartOfDay and toStartOfMonth with a time zone give the same
+// buckets (sinks/clickhouse uses them), except that 18.16 counts the hours of a day on which a
+// fractional-hour zone's offset changes from its midnight (Lord Howe's half-hour DST, Chatham's
+// change at 02:45): its hour buckets differ from these on those days.
 type Buckets struct {
 	Group PlotTimeGroup
 	Loc   *time.Location
@@ -131,8 +133,9 @@ func ParseBuckets(group, timezone string) (Buckets, error) {
 		return Buckets{}, fmt.Errorf("timezone of %d characters: %w", len(timezone), ErrTimezone)
 	}
 	// LoadLocation also reads files by path and knows "Local" (the server's own zone): only
-	// names made of the characters of IANA names are asked for, which keeps ".." and absolute
-	// paths out and makes the name safe to quote anywhere.
+	// names shaped as IANA names are asked for, which keeps ".." and absolute paths out, and
+	// the files of the zoneinfo directory that are no zone (posixrules, right/…), and makes the
+	// name safe to quote anywhere.
 	if !zoneName(timezone) {
 		return Buckets{}, fmt.Errorf("timezone %q: %w", timezone, ErrTimezone)
 	}
@@ -150,16 +153,23 @@ func ParseBuckets(group, timezone string) (Buckets, error) {
 	return b, nil
 }
 
-// zoneName says whether s is shaped as an IANA time zone name: letters, digits, '_', '+', '-'
-// and '/' between non-empty parts ("America/Argentina/Buenos_Aires", "Etc/GMT+5").
+// zoneName says whether s is shaped as an IANA time zone name: parts separated by '/', each
+// starting with a capital letter and made of letters, digits, '_', '+' and '-'
+// ("America/Argentina/Buenos_Aires", "Etc/GMT+5", "America/Port-au-Prince"). The capital also
+// keeps a name in the wrong case ("asia/kolkata") out where the file system would find it.
 func zoneName(s string) bool {
-	if s == "" || s == "Local" || s[0] == '/' || s[len(s)-1] == '/' || strings.Contains(s, "//") {
+	if s == "Local" {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '+' || c == '-' || c == '/') {
+	for _, part := range strings.Split(s, "/") {
+		if part == "" || part[0] < 'A' || part[0] > 'Z' {
 			return false
+		}
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '+' || c == '-') {
+				return false
+			}
 		}
 	}
 	return true
