@@ -445,7 +445,7 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	q := &model.IssueQuery{EventFilter: model.EventFilter{App: a.app, From: RebuildWindow[0], To: RebuildWindow[1]}}
-	cells, err := a.store.IssueCells(ctx, q, model.Cells{Bucketed: true, By: model.PlotDays})
+	cells, err := a.store.IssueCells(ctx, q, model.Cells{Bucketed: true, By: model.Buckets{Group: model.PlotDays}})
 	if err != nil {
 		return &actorpb.RebuildReply{Error: fmt.Sprintf("rebuild issue cells of app %s: %v", a.identity, err)}
 	}

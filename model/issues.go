@@ -164,8 +164,8 @@ type IssueCell struct {
 	GroupID string
 	Class   IssueClass
 	Version AppVersion
-	// Bucket is the start (Unix ns, BucketStart) of the cell's bucket; 0 when the query asked
-	// for one bucket over the whole window.
+	// Bucket is the start (Unix ns, Cells.By.Start) of the cell's bucket; 0 when the query
+	// asked for one bucket over the whole window.
 	Bucket    int64
 	Count     uint64
 	FirstTime int64 // the earliest event's timestamp (first seen)
@@ -189,11 +189,11 @@ func uuidLess(a, b uuid.UUID) bool {
 	return false
 }
 
-// Cells are the shape in which cells are asked for: bucketed by a plot time group, or one
-// bucket for the whole window.
+// Cells are the shape in which cells are asked for: bucketed by plot buckets (a time group in
+// a time zone), or one bucket for the whole window.
 type Cells struct {
 	Bucketed bool
-	By       PlotTimeGroup
+	By       Buckets
 }
 
 // EventKey is a position in the instance order (timestamp descending, then id descending).
@@ -221,7 +221,7 @@ type EventPage struct {
 // a fatal crash and with an ANR among those events.
 type SessionBucket struct {
 	Version                    AppVersion
-	Bucket                     int64 // BucketStart in Unix ns
+	Bucket                     int64 // Buckets.Start in Unix ns
 	Sessions, Crashed, WithANR uint64
 }
 

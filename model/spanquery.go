@@ -49,7 +49,7 @@ func (q *SpanQuery) Match(s *Span) bool {
 // bucket: the points of /spans/plots/metrics.
 type SpanDurations struct {
 	Version AppVersion
-	Bucket  int64  // BucketStart of the spans' StartTime, Unix ns
+	Bucket  int64  // Buckets.Start of the spans' StartTime, Unix ns
 	Count   uint64 // spans in the cell
 	// The percentiles of the spans' Duration (milliseconds) by DurationQuantile.
 	P50, P90, P95, P99 uint64
@@ -87,9 +87,9 @@ func SpanDurationsOf(v AppVersion, bucket int64, durations []uint64) SpanDuratio
 	}
 }
 
-// SpanBucket is the plot bucket of a span: BucketStart of its StartTime in Unix ns.
-func SpanBucket(s *Span, g PlotTimeGroup) int64 {
-	return BucketStart(time.Unix(0, s.StartTime), g).UnixNano()
+// SpanBucket is the plot bucket of a span: by.Start of its StartTime in Unix ns.
+func SpanBucket(s *Span, by Buckets) int64 {
+	return by.Start(time.Unix(0, s.StartTime)).UnixNano()
 }
 
 // CompareSpansNewest orders spans newest first: StartTime descending, then SpanID descending

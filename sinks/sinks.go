@@ -112,20 +112,26 @@ type EventStore interface {
 // the Go of the other agree. Events are those stored (a row written twice counts once); spans
 // never count. Times are Unix nanoseconds, windows [From, To). Events of one timestamp are
 // ordered by event id, compared as bytes, wherever an order is asked for.
+//
+// Plot buckets (model.Buckets: a time group in a time zone) are by.Start of the row's time, in
+// Unix nanoseconds. One limit: in a zone other than UTC, ClickHouse buckets only rows from
+// 1971 to 2104 in the zone (its DateTime and zone tables end there) and gives rows outside
+// their UTC bucket; the ingest API accepts no such times.
 type Analytics interface {
 	// IssueCells aggregates the issue events matching q into model.IssueCell per (group id,
 	// class, version, bucket): the count, and the latest event (greatest (timestamp, id)) with
-	// its display. With by.Bucketed the bucket is model.BucketStart of the event's time for
-	// by.By, else 0 (one cell per group, class and version over the window). Order: none.
+	// its display. With by.Bucketed the bucket is by.By.Start of the event's time (in Unix
+	// ns), else 0 (one cell per group, class and version over the window). Order: none.
 	IssueCells(ctx context.Context, q *model.IssueQuery, by model.Cells) ([]model.IssueCell, error)
 	// IssueEvents returns a page of the issue events matching q in the instance order
 	// (timestamp descending, then id descending) as model.EventPage says, every field as
 	// stored; at most Limit events (Limit ≥ 1).
 	IssueEvents(ctx context.Context, q *model.IssueQuery, page model.EventPage) ([]model.Event, error)
-	// SessionBuckets counts, per version and bucket of by, the sessions with an event matching
-	// f, and of those the sessions where one of those events is a crash (exception, fatal) and
-	// an ANR. A session with events of two versions or buckets counts in each. Order: none.
-	SessionBuckets(ctx context.Context, f *model.EventFilter, by model.PlotTimeGroup) ([]model.SessionBucket, error)
+	// SessionBuckets counts, per version and bucket (by.Start of the event's time, in Unix ns),
+	// the sessions with an event matching f, and of those the sessions where one of those
+	// events is a crash (exception, fatal) and an ANR. A session with events of two versions
+	// or buckets counts in each. Order: none.
+	SessionBuckets(ctx context.Context, f *model.EventFilter, by model.Buckets) ([]model.SessionBucket, error)
 	// Metrics fills the store's part of model.MetricsInput (everything but the build sizes)
 	// for the app's events in [from, to): AllSessions, and per side the session counts as
 	// model.MetricsInput.AddSession defines them and the launch summaries (LaunchSummary of the
@@ -339,11 +345,12 @@ type Spans interface {
 	// descending, then span id descending as bytes), skipping the first offset (≥ 0) and at
 	// most limit (≥ 1) of them, every field as stored.
 	RootSpans(ctx context.Context, q *model.SpanQuery, limit, offset int) ([]model.Span, error)
-	// RootSpanDurations aggregates the spans q selects per app version and bucket (model.SpanBucket
-	// for by): their count and the percentiles of Duration by model.SpanDurationsOf, which is
-	// ClickHouse's quantileExact (the element at index ⌊level·n⌋ of the sorted durations).
-	// Cells without spans are left out. Order: none.
-	RootSpanDurations(ctx context.Context, q *model.SpanQuery, by model.PlotTimeGroup) ([]model.SpanDurations, error)
+	// RootSpanDurations aggregates the spans q selects per app version and bucket (by.Start of
+	// the StartTime, model.SpanBucket; Analytics says how ClickHouse buckets in a zone): their
+	// count and the percentiles of Duration by model.SpanDurationsOf, which is ClickHouse's
+	// quantileExact (the element at index ⌊level·n⌋ of the sorted durations). Cells without
+	// spans are left out. Order: none.
+	RootSpanDurations(ctx context.Context, q *model.SpanQuery, by model.Buckets) ([]model.SpanDurations, error)
 	// Trace returns every span of the app with the trace id, root or not, every field as
 	// stored, newest first (model.CompareSpansNewest); ErrNotFound when there is none.
 	Trace(ctx context.Context, app uuid.UUID, traceID string) ([]model.Span, error)

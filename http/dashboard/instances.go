@@ -42,8 +42,8 @@ func (a *API) instances(class model.IssueClass) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		if _, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group")); err != nil {
-			httpx.Error(w, http.StatusBadRequest, err.Error())
+		if _, err := p.buckets(); err != nil { // checked, and nothing to bucket
+			a.fail(w, "read plot buckets", err)
 			return
 		}
 		limit, err := p.limit()

@@ -102,8 +102,10 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 		if !ok {
 			return
 		}
-		if _, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group")); err != nil {
-			httpx.Error(w, http.StatusBadRequest, err.Error())
+		// A list has no buckets: plot_time_group and timezone are checked and change nothing,
+		// so a list asked for in any zone is answered live just as in UTC.
+		if _, err := p.buckets(); err != nil {
+			a.fail(w, "read plot buckets", err)
 			return
 		}
 		q := model.IssueQuery{EventFilter: f, Classes: classes}
@@ -212,26 +214,30 @@ func groupParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 
 // overviewPlot serves crashGroups/plots/instances and anrGroups/plots/instances: per version
 // and bucket, the instances of the class and the share of sessions free of it.
+//
+// Plots are answered by the store, in UTC as in any zone: the app actor keeps UTC day cells
+// without sessions, which give neither the per-bucket sessions of the rates, nor minutes or
+// hours, nor the days of a zone whose offset is not 0 (a local day straddles two UTC days).
 func (a *API) overviewPlot(class model.IssueClass) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		_, f, tg, ok := a.plotParams(w, r)
+		_, f, by, ok := a.plotParams(w, r)
 		if !ok {
 			return
 		}
 		q := model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}}
-		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: tg})
+		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: by})
 		if err != nil {
 			a.internal(w, "query plot", err)
 			return
 		}
-		sessions, err := a.Analytics.SessionBuckets(r.Context(), &f, tg)
+		sessions, err := a.Analytics.SessionBuckets(r.Context(), &f, by)
 		if err != nil {
 			a.internal(w, "query plot sessions", err)
 			return
 		}
-		rows := plotRows(cells, tg)
+		rows := plotRows(cells, by)
 		for _, s := range sessions {
-			row := model.PlotRow{Version: s.Version, Datetime: model.BucketLabel(time.Unix(0, s.Bucket), tg), Sessions: s.Sessions}
+			row := model.PlotRow{Version: s.Version, Datetime: by.Label(time.Unix(0, s.Bucket)), Sessions: s.Sessions}
 			if class == model.ClassCrash {
 				row.IssueSessions = s.Crashed
 			} else {
@@ -248,25 +254,27 @@ func (a *API) overviewPlot(class model.IssueClass) http.HandlerFunc {
 	}
 }
 
-func plotRows(cells []model.IssueCell, tg model.PlotTimeGroup) []model.PlotRow {
+func plotRows(cells []model.IssueCell, by model.Buckets) []model.PlotRow {
 	rows := make([]model.PlotRow, 0, len(cells))
 	for _, c := range cells {
-		rows = append(rows, model.PlotRow{Version: c.Version, Datetime: model.BucketLabel(time.Unix(0, c.Bucket), tg), Instances: c.Count})
+		rows = append(rows, model.PlotRow{Version: c.Version, Datetime: by.Label(time.Unix(0, c.Bucket)), Instances: c.Count})
 	}
 	return rows
 }
 
-func (a *API) plotParams(w http.ResponseWriter, r *http.Request) (*params, model.EventFilter, model.PlotTimeGroup, bool) {
+// plotParams reads a plot request: its filter and its buckets (plot_time_group, timezone),
+// answering 400 or 500 itself when it cannot.
+func (a *API) plotParams(w http.ResponseWriter, r *http.Request) (*params, model.EventFilter, model.Buckets, bool) {
 	p, f, ok := a.requestFilter(w, r, true)
 	if !ok {
-		return nil, f, 0, false
+		return nil, f, model.Buckets{}, false
 	}
-	tg, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group"))
+	by, err := p.buckets()
 	if err != nil {
-		httpx.Error(w, http.StatusBadRequest, err.Error())
-		return nil, f, 0, false
+		a.fail(w, "read plot buckets", err)
+		return nil, f, model.Buckets{}, false
 	}
-	return p, f, tg, true
+	return p, f, by, true
 }
 
 // groupPlot serves crashGroups/{id}/plots/instances and the ANR one: the group's instances per
@@ -277,18 +285,18 @@ func (a *API) groupPlot(class model.IssueClass) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		_, f, tg, ok := a.plotParams(w, r)
+		_, f, by, ok := a.plotParams(w, r)
 		if !ok {
 			return
 		}
 		q := model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}, GroupID: group}
-		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: tg})
+		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: by})
 		if err != nil {
 			a.internal(w, "query plot", err)
 			return
 		}
 		w.Header().Set(HeaderAnsweredBy, "store")
-		httpx.JSON(w, http.StatusOK, model.BuildPlot(plotRows(cells, tg), model.PlotNoRate))
+		httpx.JSON(w, http.StatusOK, model.BuildPlot(plotRows(cells, by), model.PlotNoRate))
 	}
 }
 

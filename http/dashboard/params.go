@@ -41,12 +41,20 @@ type params struct {
 	short map[string]json.RawMessage
 }
 
-// badParam is a 400 answer.
-type badParam struct{ msg string }
+// badParam is a 400 answer; err is its cause when a parser gave one.
+type badParam struct {
+	msg string
+	err error
+}
 
 func (e *badParam) Error() string { return e.msg }
 
-func bad(format string, a ...any) error { return &badParam{fmt.Sprintf(format, a...)} }
+func (e *badParam) Unwrap() error { return e.err }
+
+func bad(format string, a ...any) error { return &badParam{msg: fmt.Sprintf(format, a...)} }
+
+// badErr is a 400 answer saying err.
+func badErr(err error) error { return &badParam{msg: err.Error(), err: err} }
 
 // readParams parses the query and loads the short filter it names.
 func (a *API) readParams(r *http.Request) (*params, error) {
@@ -219,6 +227,17 @@ func (p *params) limit() (int, error) {
 		return 0, bad("limit %q must be a non-zero integer between -%d and %d", s, maxLimit, maxLimit)
 	}
 	return n, nil
+}
+
+// buckets reads plot_time_group and timezone (model.ParseBuckets): the width of plot buckets
+// and the IANA time zone whose wall clock they follow, UTC when timezone is empty. An unknown
+// group or zone is a 400 saying which.
+func (p *params) buckets() (model.Buckets, error) {
+	b, err := model.ParseBuckets(p.q.Get("plot_time_group"), p.q.Get("timezone"))
+	if err != nil {
+		return b, badErr(err)
+	}
+	return b, nil
 }
 
 // flag reads a 0/1 parameter.

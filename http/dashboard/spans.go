@@ -222,9 +222,9 @@ type spanSeriesJSON struct {
 }
 
 // spanMetricsPlot serves GET /apps/{id}/spans/plots/metrics: per version (series "name
-// (code)", ordered by id) and UTC bucket of plot_time_group (ascending), the 50th, 90th, 95th
-// and 99th percentiles of the selected root spans' durations in milliseconds. timezone is
-// accepted and not used: buckets are UTC, as on every plot (model.BucketStart).
+// (code)", ordered by id) and bucket of plot_time_group in timezone (model.Buckets; in time
+// order), the 50th, 90th, 95th and 99th percentiles of the selected root spans' durations in
+// milliseconds.
 func (a *API) spanMetricsPlot(w http.ResponseWriter, r *http.Request) {
 	st, ok := a.spanStore(w)
 	if !ok {
@@ -235,12 +235,12 @@ func (a *API) spanMetricsPlot(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "read filters", err)
 		return
 	}
-	tg, err := model.ParsePlotTimeGroup(p.q.Get("plot_time_group"))
+	by, err := p.buckets()
 	if err != nil {
-		httpx.Error(w, http.StatusBadRequest, err.Error())
+		a.fail(w, "read plot buckets", err)
 		return
 	}
-	cells, err := st.RootSpanDurations(r.Context(), q, tg)
+	cells, err := st.RootSpanDurations(r.Context(), q, by)
 	if err != nil {
 		a.internal(w, "query span durations", err)
 		return
@@ -255,12 +255,12 @@ func (a *API) spanMetricsPlot(w http.ResponseWriter, r *http.Request) {
 			series[id] = s
 			out = append(out, s)
 		}
-		s.Data = append(s.Data, spanPointJSON{Datetime: model.BucketLabel(time.Unix(0, c.Bucket), tg),
+		s.Data = append(s.Data, spanPointJSON{Datetime: by.Label(time.Unix(0, c.Bucket)),
 			P50: c.P50, P90: c.P90, P95: c.P95, P99: c.P99})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	for _, s := range out {
-		sort.Slice(s.Data, func(i, j int) bool { return s.Data[i].Datetime < s.Data[j].Datetime })
+		model.SortByLabel(s.Data, func(p *spanPointJSON) string { return p.Datetime })
 	}
 	w.Header().Set(HeaderAnsweredBy, "store")
 	httpx.JSON(w, http.StatusOK, out)

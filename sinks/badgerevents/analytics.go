@@ -2,7 +2,7 @@ package badgerevents
 
 // Analytics over the embedded store: every query scans the app's time-ordered rows of its
 // window in one read transaction and aggregates in Go with the model's definitions
-// (EventFilter.Match, IssueQuery.MatchIssue, ClassOf, BucketStart, MetricsInput.AddSession), so
+// (EventFilter.Match, IssueQuery.MatchIssue, ClassOf, Buckets.Start, MetricsInput.AddSession), so
 // this backend is the reference the SQL of the other agrees with.
 //
 // Scans decode rows in place (rowView): the strings of the decoded event alias Badger's value
@@ -258,10 +258,10 @@ func versionOf(e *model.Event) model.AppVersion {
 	return model.AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
 }
 
-// bucketer is model.BucketStart in Unix nanoseconds, remembering the last bucket so that a
-// time-ordered scan computes a bucket once, not once per row.
+// bucketer is model.Buckets.Start in Unix nanoseconds, remembering the last bucket (from its
+// Start to its Next) so that a time-ordered scan computes a bucket once, not once per row.
 type bucketer struct {
-	g      model.PlotTimeGroup
+	by     model.Buckets
 	lo, hi int64
 	ok     bool
 }
@@ -270,19 +270,8 @@ func (b *bucketer) start(ts int64) int64 {
 	if b.ok && ts >= b.lo && ts < b.hi {
 		return b.lo
 	}
-	t := model.BucketStart(time.Unix(0, ts), b.g)
-	var next time.Time
-	switch b.g {
-	case model.PlotMinutes:
-		next = t.Add(time.Minute)
-	case model.PlotHours:
-		next = t.Add(time.Hour)
-	case model.PlotMonths:
-		next = t.AddDate(0, 1, 0)
-	default: // days, as BucketStart
-		next = t.AddDate(0, 0, 1)
-	}
-	b.lo, b.hi = nanos(t), nanos(next)
+	t := b.by.Start(time.Unix(0, ts))
+	b.lo, b.hi = nanos(t), nanos(b.by.Next(t))
 	b.ok = ts >= b.lo && ts < b.hi // false only where nanos clamped (before 1678 or after 2261)
 	return b.lo
 }
@@ -304,7 +293,7 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 	}
 	idx := map[cellKey]int{}
 	strs := interner{}
-	bk := bucketer{g: by.By}
+	bk := bucketer{by: by.By}
 	var v rowView
 	err := s.db.View(func(txn *badger.Txn) error {
 		return scan(ctx, txn, q.App, window{lo: q.From, hi: q.To, reverse: true}, func(ts int64, id, val []byte) (bool, error) {
@@ -419,7 +408,7 @@ func afterKey(k *model.EventKey, t int64, id uuid.UUID) bool {
 
 // SessionBuckets counts sessions per version and bucket; see sinks.Analytics. A crash is an
 // exception event with the Fatal fact, an ANR any anr event (with a group or not).
-func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by model.PlotTimeGroup) ([]model.SessionBucket, error) {
+func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by model.Buckets) ([]model.SessionBucket, error) {
 	type sessKey struct {
 		v       model.AppVersion
 		bucket  int64
@@ -436,7 +425,7 @@ func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by mod
 	}
 	sessions := map[sessKey]uint8{}
 	strs := interner{}
-	bk := bucketer{g: by}
+	bk := bucketer{by: by}
 	var v rowView
 	err := s.db.View(func(txn *badger.Txn) error {
 		return scan(ctx, txn, f.App, window{lo: f.From, hi: f.To}, func(ts int64, id, val []byte) (bool, error) {

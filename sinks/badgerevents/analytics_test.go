@@ -122,6 +122,10 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 	lo, hi := genBase+5*int64(time.Second), genBase+31*int64(time.Second)
 	windows := [][2]int64{{math.MinInt64, math.MaxInt64}, {lo, hi}, {lo, lo + 1}, {lo, lo}, {hi, lo}}
 	v10 := model.AppVersion{Name: "1.0", Code: "1"}
+	newYork, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
 	queries := []struct {
 		name string
 		q    model.IssueQuery
@@ -142,7 +146,7 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 			q := qc.q
 			q.App, q.From, q.To = app, w[0], w[1]
 			name := fmt.Sprintf("%s [%d, %d)", qc.name, w[0], w[1])
-			for _, by := range []model.Cells{{}, {Bucketed: true, By: model.PlotMinutes}, {Bucketed: true, By: model.PlotDays}} {
+			for _, by := range []model.Cells{{}, {Bucketed: true, By: model.Buckets{Group: model.PlotMinutes}}, {Bucketed: true, By: model.Buckets{Group: model.PlotDays}}} {
 				got, err := s.IssueCells(ctx, &q, by)
 				if err != nil {
 					t.Fatalf("IssueCells %s: %v", name, err)
@@ -153,7 +157,7 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 			}
 			checkPages(t, s, &q, ref.IssueList(&q), 7)
 			f := q.EventFilter
-			for _, by := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours} {
+			for _, by := range []model.Buckets{{Group: model.PlotMinutes}, {Group: model.PlotHours}, {Group: model.PlotDays, Loc: newYork}} {
 				got, err := s.SessionBuckets(ctx, &f, by)
 				if err != nil {
 					t.Fatalf("SessionBuckets %s: %v", name, err)
@@ -489,21 +493,47 @@ func TestRowViewMatchesDecode(t *testing.T) {
 	}
 }
 
-// bucketer must agree with model.BucketStart wherever it reuses a bucket.
+// bucketer must agree with model.Buckets.Start wherever it reuses a bucket: in UTC (an unknown
+// group is days), and in zones across DST changes (New York, Lord Howe's half hour), a
+// fractional offset (Kolkata) and a day that starts at 01:00 (São Paulo, 2018-11-04).
 func TestBucketerMatchesBucketStart(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	var zones []*time.Location
+	for _, z := range []string{"America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "America/Sao_Paulo"} {
+		loc, err := time.LoadLocation(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zones = append(zones, loc)
+	}
+	var all []model.Buckets
 	for _, g := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours, model.PlotDays, model.PlotMonths, 9} {
-		b := bucketer{g: g}
-		ts := time.Date(2023, 12, 31, 23, 58, 0, 0, time.UTC).UnixNano() - 1
-		for range 20000 {
-			ts += r.Int64N(int64(45 * time.Second))
-			if want := model.BucketStart(time.Unix(0, ts), g).UnixNano(); b.start(ts) != want {
-				t.Fatalf("group %v, %d: bucket %d, want %d", g, ts, b.start(ts), want)
+		all = append(all, model.Buckets{Group: g})
+		if g != 9 {
+			for _, loc := range zones {
+				all = append(all, model.Buckets{Group: g, Loc: loc})
+			}
+		}
+	}
+	starts := []time.Time{
+		time.Date(2023, 12, 31, 23, 58, 0, 0, time.UTC), time.Date(2024, 11, 3, 4, 0, 0, 0, time.UTC),
+		time.Date(2024, 3, 10, 5, 0, 0, 0, time.UTC), time.Date(2024, 10, 5, 14, 0, 0, 0, time.UTC),
+		time.Date(2018, 11, 3, 23, 0, 0, 0, time.UTC),
+	}
+	for _, by := range all {
+		b := bucketer{by: by}
+		for _, from := range starts {
+			ts := from.UnixNano() - 1
+			for range 5000 {
+				ts += r.Int64N(int64(45 * time.Second))
+				if want := by.Start(time.Unix(0, ts)).UnixNano(); b.start(ts) != want {
+					t.Fatalf("%s, %s: bucket %s, want %s", by, time.Unix(0, ts), time.Unix(0, b.start(ts)), time.Unix(0, want))
+				}
 			}
 		}
 		for _, ts := range []int64{-1, 0, 1, math.MinInt64, math.MaxInt64, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()} {
-			if want := model.BucketStart(time.Unix(0, ts), g); b.start(ts) != nanos(want) {
-				t.Fatalf("group %v, %d: bucket %d, want %d", g, ts, b.start(ts), nanos(want))
+			if want := by.Start(time.Unix(0, ts)); b.start(ts) != nanos(want) {
+				t.Fatalf("%s, %d: bucket %d, want %d", by, ts, b.start(ts), nanos(want))
 			}
 		}
 	}
@@ -540,7 +570,7 @@ func BenchmarkBadgerIssueCells(b *testing.B) {
 		by   model.Cells
 	}{
 		{"all", model.IssueQuery{}, model.Cells{}},
-		{"bucketed-hours", model.IssueQuery{}, model.Cells{Bucketed: true, By: model.PlotHours}},
+		{"bucketed-hours", model.IssueQuery{}, model.Cells{Bucketed: true, By: model.Buckets{Group: model.PlotHours}}},
 		{"ud-filter", model.IssueQuery{EventFilter: model.EventFilter{UD: mustUD(b, `{"cmp":{"key":"plan","type":"string","op":"eq","value":"pro"}}`)}}, model.Cells{}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

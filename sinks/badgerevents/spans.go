@@ -195,7 +195,7 @@ func (s *Store) RootSpans(ctx context.Context, q *model.SpanQuery, limit, offset
 
 // RootSpanDurations aggregates the selected root spans per version and bucket; see
 // sinks.Spans.
-func (s *Store) RootSpanDurations(ctx context.Context, q *model.SpanQuery, by model.PlotTimeGroup) ([]model.SpanDurations, error) {
+func (s *Store) RootSpanDurations(ctx context.Context, q *model.SpanQuery, by model.Buckets) ([]model.SpanDurations, error) {
 	type key struct {
 		v      model.AppVersion
 		bucket int64

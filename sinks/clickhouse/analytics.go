@@ -59,13 +59,13 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 	fail := func(err error) ([]model.IssueCell, error) {
 		return nil, fmt.Errorf("clickhouse: issue cells of app %s: %w", iq.App, err)
 	}
-	bucket := "toInt64(0)"
+	bucket, bucketArgs := "toInt64(0)", []any(nil)
 	if by.Bucketed {
-		bucket = bucketSQL(by.By, "b_")
+		bucket, bucketArgs = bucketsSQL(by.By, "timestamp", "b_")
 	}
 	keySQL := "group_id, toUInt8(" + classSQL + ") AS class, app_version, app_build, " + bucket + " AS bucket"
 	var q query
-	q.sql("SELECT " + keySQL + ", " + distinctSQL("id") + ", min(timestamp), max(timestamp) FROM events WHERE ")
+	q.sql("SELECT "+keySQL+", "+distinctSQL("id")+", min(timestamp), max(timestamp) FROM events WHERE ", bucketArgs...)
 	issueFilter(&q, iq)
 	q.sql(" GROUP BY group_id, class, app_version, app_build, bucket")
 	out := []model.IssueCell{}
@@ -103,8 +103,8 @@ func (s *Store) IssueCells(ctx context.Context, iq *model.IssueQuery, by model.C
 		}
 	}
 	q = query{}
-	q.sql("SELECT " + keySQL + ", timestamp, id, issue_type, issue_message, issue_method, issue_file, issue_line, severity" +
-		" FROM events PREWHERE timestamp IN latest WHERE ")
+	q.sql("SELECT "+keySQL+", timestamp, id, issue_type, issue_message, issue_method, issue_file, issue_line, severity"+
+		" FROM events PREWHERE timestamp IN latest WHERE ", bucketArgs...)
 	issueFilter(&q, iq)
 	found := make([]bool, len(out))
 	err = s.each(ch.Context(ctx, ch.WithExternalTable(times)), &q, func(scan func(...any) error) error {
@@ -322,10 +322,11 @@ const (
 )
 
 // SessionBuckets counts sessions per version and bucket; see sinks.Analytics.
-func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by model.PlotTimeGroup) ([]model.SessionBucket, error) {
+func (s *Store) SessionBuckets(ctx context.Context, f *model.EventFilter, by model.Buckets) ([]model.SessionBucket, error) {
+	bucket, bucketArgs := bucketsSQL(by, "timestamp", "b_")
 	var q query
-	q.sql("SELECT app_version, app_build, " + bucketSQL(by, "b_") + " AS bucket, " + distinctSQL("session_id") + ", " +
-		distinctIfSQL("session_id", crashSQL) + ", " + distinctIfSQL("session_id", anrSQL) + " FROM events WHERE ")
+	q.sql("SELECT app_version, app_build, "+bucket+" AS bucket, "+distinctSQL("session_id")+", "+
+		distinctIfSQL("session_id", crashSQL)+", "+distinctIfSQL("session_id", anrSQL)+" FROM events WHERE ", bucketArgs...)
 	eventFilter(&q, f)
 	q.sql(" GROUP BY app_version, app_build, bucket")
 	out := []model.SessionBucket{}

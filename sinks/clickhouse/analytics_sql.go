@@ -9,7 +9,7 @@ import (
 )
 
 // The SQL pieces of the analytics queries: model's Go definitions (EventFilter.Match,
-// IssueQuery.MatchIssue, UDExpr.Eval, ClassOf, BucketStart) as ClickHouse expressions over the
+// IssueQuery.MatchIssue, UDExpr.Eval, ClassOf, Buckets.Start) as ClickHouse expressions over the
 // events table, in SQL that 18.16 and current releases both run. Every user value is a `?`
 // argument; only our own constants (enum codes, lengths) are written into the text.
 
@@ -349,15 +349,66 @@ func floorDiv(x, d string) string {
 	return "(intDiv(" + x + ", " + d + ") - if(modulo(" + x + ", " + d + ") < 0, 1, 0))"
 }
 
-// bucketSQL is model.BucketStart of the row's timestamp in Unix nanoseconds (Int64), computed
-// from the nanosecond column with integer arithmetic in UTC: no time zone and no DateTime range
-// is involved. prefix names the aliases, which must be unique within a query level.
+// bucketSQL is bucketsSQL of the timestamp column in UTC, for callers that have only a plot
+// time group (network.go, until it passes its model.Buckets to bucketsSQL).
 func bucketSQL(g model.PlotTimeGroup, prefix string) string {
+	sql, _ := bucketsSQL(model.Buckets{Group: g}, "timestamp", prefix)
+	return sql
+}
+
+// The rows whose buckets in a time zone ClickHouse computes with its zone functions:
+// timestamps in [1971-01-01, 2105-01-01) UTC, in Unix nanoseconds. Those functions work on
+// DateTime (UInt32 seconds since 1970) and, in 18.16, on a table of dates 1970–2105, and a
+// bucket start must stay inside both in every zone (a month of 1971-01 in UTC+14 starts in
+// 1970). Rows outside get the UTC bucket of the row (integer arithmetic, as in UTC); model's
+// Buckets.Start, and so the embedded store, would give the zone's. The ingest API never
+// accepts such times (an app keeps a year at most), and the conformance suite's zone cases
+// stay inside.
+const (
+	zoneRowsFrom = "toInt64(31536000000000000)"   // 1971-01-01T00:00:00Z
+	zoneRowsTo   = "toInt64(4260211200000000000)" // 2105-01-01T00:00:00Z
+)
+
+// bucketsSQL is by.Start of the row's nanosecond column col, in Unix nanoseconds (Int64), and
+// the arguments of its `?` placeholders (the zone's name, bound as a string value).
+//
+// In UTC, and for minutes in any zone (model's minutes are UTC's), it is integer arithmetic on
+// the column: no time zone and no DateTime range is involved. In another zone it is
+// ClickHouse's toStartOfHour, toStartOfDay and toStartOfMonth with the zone, on
+// toDateTime(col / 10^9), the month's Date turned back into its first instant with toDateTime
+// in the zone; model.Buckets states the definitions both follow (checked on 18.16 against Go
+// for zones of every kind by TestBucketsSQLZones). Rows outside [zoneRowsFrom, zoneRowsTo) get
+// their UTC bucket. prefix names the aliases, which must be unique within a query level.
+func bucketsSQL(by model.Buckets, col, prefix string) (string, []any) {
+	utc := utcBucketSQL(by.Group, col, prefix)
+	if by.UTC() || by.Group == model.PlotMinutes {
+		return utc, nil
+	}
+	// Clamped, so that the branch not taken stays within DateTime's and the zone table's range.
+	t := "toDateTime(intDiv(least(greatest(" + col + ", " + zoneRowsFrom + "), " + zoneRowsTo + "), 1000000000))"
+	var start string
+	args := []any{by.Zone()}
+	switch by.Group {
+	case model.PlotHours:
+		start = "toStartOfHour(" + t + ", ?)"
+	case model.PlotMonths:
+		start = "toDateTime(toStartOfMonth(" + t + ", ?), ?)"
+		args = append(args, by.Zone())
+	default:
+		start = "toStartOfDay(" + t + ", ?)"
+	}
+	return "if(" + col + " >= " + zoneRowsFrom + " AND " + col + " < " + zoneRowsTo + ", toInt64(toUInt32(" + start +
+		")) * toInt64(1000000000), " + utc + ")", args
+}
+
+// utcBucketSQL is model.BucketStart of col in Unix nanoseconds (Int64), computed from the
+// nanosecond column with integer arithmetic in UTC.
+func utcBucketSQL(g model.PlotTimeGroup, col, prefix string) string {
 	switch g {
 	case model.PlotMinutes:
-		return floorDiv("timestamp", nsMinute) + " * " + nsMinute
+		return floorDiv(col, nsMinute) + " * " + nsMinute
 	case model.PlotHours:
-		return floorDiv("timestamp", nsHour) + " * " + nsHour
+		return floorDiv(col, nsHour) + " * " + nsHour
 	case model.PlotMonths:
 		// Days since 1970-01-01, less the day of the month found by the civil-from-days
 		// algorithm (H. Hinnant) on the day of the 400-year era; z ≥ 0 for every Int64
@@ -367,8 +418,8 @@ func bucketSQL(g model.PlotTimeGroup, prefix string) string {
 		doeDef := "((((" + d + " + 719468) AS " + z + ") - intDiv(" + z + ", 146097) * 146097) AS " + doe + ")"
 		yoeDef := "(intDiv(" + doe + " - intDiv(" + doe + ", 1460) + intDiv(" + doe + ", 36524) - intDiv(" + doe + ", 146096), 365) AS " + yoe + ")"
 		doyDef := "((" + doeDef + " - (365 * " + yoeDef + " + intDiv(" + yoe + ", 4) - intDiv(" + yoe + ", 100))) AS " + doy + ")"
-		return "((" + floorDiv("timestamp", nsDay) + " AS " + d + ") - (" + doyDef +
+		return "((" + floorDiv(col, nsDay) + " AS " + d + ") - (" + doyDef +
 			" - intDiv(153 * intDiv(5 * " + doy + " + 2, 153) + 2, 5))) * " + nsDay
 	}
-	return floorDiv("timestamp", nsDay) + " * " + nsDay
+	return floorDiv(col, nsDay) + " * " + nsDay
 }

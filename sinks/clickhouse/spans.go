@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -136,11 +135,11 @@ func (s *Store) spansOf(ctx context.Context, q *query) ([]model.Span, error) {
 // RootSpanDurations aggregates the selected root spans per version and bucket with
 // quantilesExact, the definition of model.SpanDurationsOf; see sinks.Spans. The inner query
 // keeps one row per span id.
-func (s *Store) RootSpanDurations(ctx context.Context, sq *model.SpanQuery, by model.PlotTimeGroup) ([]model.SpanDurations, error) {
-	bucket := strings.ReplaceAll(bucketSQL(by, "b_"), "timestamp", "start_time")
+func (s *Store) RootSpanDurations(ctx context.Context, sq *model.SpanQuery, by model.Buckets) ([]model.SpanDurations, error) {
+	bucket, bucketArgs := bucketsSQL(by, "start_time", "b_")
 	var q query
-	q.sql("SELECT v, c, bk, count(), quantilesExact(0.5, 0.9, 0.95, 0.99)(d) FROM (SELECT span_id, " + bucket +
-		" AS bk, any(app_version) AS v, any(app_build) AS c, any(duration) AS d FROM spans WHERE ")
+	q.sql("SELECT v, c, bk, count(), quantilesExact(0.5, 0.9, 0.95, 0.99)(d) FROM (SELECT span_id, "+bucket+
+		" AS bk, any(app_version) AS v, any(app_build) AS c, any(duration) AS d FROM spans WHERE ", bucketArgs...)
 	spanFilter(&q, sq)
 	q.sql(" GROUP BY span_id, bk) GROUP BY v, c, bk")
 	out := []model.SpanDurations{}

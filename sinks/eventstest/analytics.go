@@ -48,7 +48,7 @@ func RunAnalytics(t *testing.T, open func(t *testing.T) AnalyticsStore) {
 	for _, sp := range d.spans {
 		spans[sp.AppID]++
 	}
-	for _, app := range []uuid.UUID{d.A, d.B, d.C} {
+	for _, app := range []uuid.UUID{d.A, d.B, d.C, d.Z} {
 		checkCount(t, s, app, int64(len(d.rows[app])), spans[app])
 	}
 	if t.Failed() {
@@ -485,24 +485,52 @@ func issueCases(t *testing.T, d *anaData, w anaWindows) []issueCase {
 	return cases
 }
 
-var cellShapes = []struct {
+// plotZones are the time zones every bucketed check runs in besides UTC: +05:30 without DST
+// (a local midnight is 18:30 UTC) and New York, west of UTC with DST. App Z's rows sit on
+// their edges (zoneEdges), app A's span local midnights and a month's end in both.
+var plotZones = []string{"Asia/Kolkata", "America/New_York"}
+
+// plotBuckets are the buckets of the bucketed checks: every group in UTC, then in each of
+// plotZones.
+func plotBuckets(t *testing.T) []model.Buckets {
+	t.Helper()
+	var out []model.Buckets
+	for _, zone := range append([]string{""}, plotZones...) {
+		for _, g := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours, model.PlotDays, model.PlotMonths} {
+			b, err := model.ParseBuckets(g.String(), zone)
+			if err != nil {
+				t.Fatalf("ParseBuckets(%s, %q): %v", g, zone, err)
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+type cellShape struct {
 	name string
 	by   model.Cells
-}{
-	{"whole", model.Cells{}},
-	{"minutes", model.Cells{Bucketed: true, By: model.PlotMinutes}},
-	{"hours", model.Cells{Bucketed: true, By: model.PlotHours}},
-	{"days", model.Cells{Bucketed: true, By: model.PlotDays}},
-	{"months", model.Cells{Bucketed: true, By: model.PlotMonths}},
+}
+
+// cellShapes are the shapes IssueCells is asked for: the whole window, and each of
+// plotBuckets.
+func cellShapes(t *testing.T) []cellShape {
+	out := []cellShape{{"whole", model.Cells{}}}
+	for _, b := range plotBuckets(t) {
+		out = append(out, cellShape{b.String(), model.Cells{Bucketed: true, By: b}})
+	}
+	return out
 }
 
 func testIssueCells(t *testing.T, s AnalyticsStore, d *anaData, w anaWindows) {
 	cases := issueCases(t, d, w)
 	// App B's rows share A's ids and times; its answers are its own.
-	cases = append(cases, issueCase{name: "app B", q: model.IssueQuery{EventFilter: model.EventFilter{App: d.B, From: w.full[0], To: w.full[1]}}})
+	cases = append(cases, issueCase{name: "app B", q: model.IssueQuery{EventFilter: model.EventFilter{App: d.B, From: w.full[0], To: w.full[1]}}},
+		issueCase{name: "app Z", q: model.IssueQuery{EventFilter: zoneWindow(d)}})
+	shapes := cellShapes(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, sh := range cellShapes {
+			for _, sh := range shapes {
 				got, err := s.IssueCells(ctx(t), &c.q, sh.by)
 				if err != nil {
 					t.Fatalf("IssueCells(%s): %v", sh.name, err)
@@ -622,15 +650,17 @@ func testSessionBuckets(t *testing.T, s AnalyticsStore, d *anaData, w anaWindows
 		}
 		cases = append(cases, c)
 	}
-	cases = append(cases, issueCase{name: "app B", q: model.IssueQuery{EventFilter: model.EventFilter{App: d.B, From: w.full[0], To: w.full[1]}}})
+	cases = append(cases, issueCase{name: "app B", q: model.IssueQuery{EventFilter: model.EventFilter{App: d.B, From: w.full[0], To: w.full[1]}}},
+		issueCase{name: "app Z", q: model.IssueQuery{EventFilter: zoneWindow(d)}})
+	buckets := plotBuckets(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, g := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours, model.PlotDays, model.PlotMonths} {
-				got, err := s.SessionBuckets(ctx(t), &c.q.EventFilter, g)
+			for _, b := range buckets {
+				got, err := s.SessionBuckets(ctx(t), &c.q.EventFilter, b)
 				if err != nil {
-					t.Fatalf("SessionBuckets(%s): %v", g, err)
+					t.Fatalf("SessionBuckets(%s): %v", b, err)
 				}
-				compareKeyed(t, "SessionBuckets "+g.String(), got, d.ref.SessionBuckets(&c.q.EventFilter, g), bucketKey)
+				compareKeyed(t, "SessionBuckets "+b.String(), got, d.ref.SessionBuckets(&c.q.EventFilter, b), bucketKey)
 			}
 		})
 	}

@@ -317,6 +317,36 @@ var (
 	edgeMin   = utcNs(2025, 4, 2, 10, 7, 0, 0)
 )
 
+// zoneEdges are app Z's crash times (and app Z's span starts in RunSpans), on the edges of
+// buckets in plotZones, in 2025: New York's local midnight before and after its DST change of
+// 9 March (02:00 EST → 03:00 EDT at 07:00Z, a 23-hour day) and of 2 November (02:00 EDT → 01:00
+// EST at 06:00Z, a 25-hour day with 01:00 twice), its month edge on 1 November, and Kolkata's
+// (+05:30) midnight and month edge on 1 April and an hour edge at 06:30Z. testHandWritten
+// states their buckets literally.
+var zoneEdges = []int64{
+	utcNs(2025, 3, 9, 4, 59, 59, 999_999_999),   // E1: 8 March 23:59:59.999999999 EST
+	utcNs(2025, 3, 9, 5, 0, 0, 0),               // E2: 9 March 00:00 EST
+	utcNs(2025, 3, 9, 6, 29, 59, 999_999_999),   // E3: 01:29:59 EST, 11:59:59 IST
+	utcNs(2025, 3, 9, 6, 30, 0, 0),              // E4: 01:30 EST, 12:00 IST
+	utcNs(2025, 3, 9, 6, 59, 59, 999_999_999),   // E5: the last nanosecond of EST
+	utcNs(2025, 3, 9, 7, 0, 0, 0),               // E6: 03:00 EDT
+	utcNs(2025, 3, 10, 3, 59, 59, 999_999_999),  // E7: 9 March 23:59:59.999999999 EDT
+	utcNs(2025, 3, 31, 18, 29, 59, 999_999_999), // E8: 31 March 23:59:59.999999999 IST
+	utcNs(2025, 3, 31, 18, 30, 0, 0),            // E9: 1 April 00:00 IST
+	utcNs(2025, 11, 1, 3, 59, 59, 999_999_999),  // E10: 31 October 23:59:59.999999999 EDT
+	utcNs(2025, 11, 1, 4, 0, 0, 0),              // E11: 1 November 00:00 EDT
+	utcNs(2025, 11, 2, 4, 0, 0, 0),              // E12: 2 November 00:00 EDT
+	utcNs(2025, 11, 2, 5, 30, 0, 0),             // E13: 01:30 EDT
+	utcNs(2025, 11, 2, 6, 30, 0, 0),             // E14: 01:30 EST
+	utcNs(2025, 11, 3, 4, 59, 59, 999_999_999),  // E15: 2 November 23:59:59.999999999 EST
+	utcNs(2025, 11, 3, 5, 0, 0, 0),              // E16: 3 November 00:00 EST
+}
+
+// zoneWindow is a window holding every row of app Z.
+func zoneWindow(d *anaData) model.EventFilter {
+	return model.EventFilter{App: d.Z, From: zoneEdges[0], To: zoneEdges[len(zoneEdges)-1] + 1}
+}
+
 // edgeDevice is the device name of app A's edge session only, so a filter isolates it.
 const edgeDevice = "edge-device"
 
@@ -336,6 +366,7 @@ var tieIDs = []uuid.UUID{
 // anaData is the dataset: the rows each app holds once stored, and how they are written.
 type anaData struct {
 	A, B, C uuid.UUID
+	Z       uuid.UUID                   // crashes on the edges of zone buckets (zoneEdges)
 	rows    map[uuid.UUID][]model.Event // per app, each row once
 	batches [][]model.Event             // the WriteEvents calls, with rows repeated
 	spans   []model.Span
@@ -489,6 +520,18 @@ func buildAnalyticsData(t *testing.T) *anaData {
 	d.hand = buildHand(d.C)
 	d.rows[d.C] = d.hand.events
 
+	// App Z: a fatal crash in a session of its own at each of zoneEdges.
+	{
+		d.Z = g.uuid()
+		attr := anaAttrs(anaVersions[1], anaDevices[0], anaNetworks[0], g.uuid().String())
+		var z []model.Event
+		for _, ts := range zoneEdges {
+			typ, p := g.issuePayload(ikJVMOOM, true)
+			z = append(z, anaEvent(d.Z, g.uuid(), g.uuid(), ts, typ, p, attr, nil))
+		}
+		d.rows[d.Z] = z
+	}
+
 	for _, k := range append(anaIssueKinds, ikJSTie) {
 		typ, p := g.issuePayload(k, true)
 		e := model.Event{Type: typ, Payload: []byte(p)}
@@ -502,7 +545,7 @@ func buildAnalyticsData(t *testing.T) *anaData {
 	// Writes: every row of the three apps shuffled into batches; some rows twice in the same
 	// batch, some again in a later call (replays).
 	var all []model.Event
-	for _, app := range []uuid.UUID{d.A, d.B, d.C} {
+	for _, app := range []uuid.UUID{d.A, d.B, d.C, d.Z} {
 		all = append(all, d.rows[app]...)
 	}
 	g.r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })

@@ -2,6 +2,7 @@ package eventstest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -56,14 +57,14 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			{GroupID: A1, Class: model.ClassANR, Version: vA, Count: 1, FirstTime: T1 + 2*sec, LastTime: T1 + 2*sec, LastID: id(10), Last: a1},
 		})
 		// e7 on the last nanosecond of March is in March's bucket.
-		cells(t, model.IssueQuery{EventFilter: win, Classes: crash}, model.Cells{Bucketed: true, By: model.PlotMonths}, []model.IssueCell{
+		cells(t, model.IssueQuery{EventFilter: win, Classes: crash}, model.Cells{Bucketed: true, By: model.Buckets{Group: model.PlotMonths}}, []model.IssueCell{
 			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: march, Count: 2, FirstTime: T0 - 30*sec, LastTime: T0, LastID: id(7), Last: g1(43)},
 			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: april, Count: 1, FirstTime: T1 + sec, LastTime: T1 + sec, LastID: id(9), Last: g1(44)},
 			{GroupID: G1, Class: model.ClassCrash, Version: vB, Bucket: april, Count: 1, FirstTime: T1 + 13*sec, LastTime: T1 + 13*sec, LastID: id(14), Last: g1(45)},
 			{GroupID: G1, Class: model.ClassCrash, Version: vB2, Bucket: april, Count: 1, FirstTime: T1 + 21*sec, LastTime: T1 + 21*sec, LastID: id(16), Last: g1(46)},
 		})
 		// [T0-30s, T0): e4 on From is in, e7 on To is out.
-		cells(t, model.IssueQuery{EventFilter: model.EventFilter{App: C, From: T0 - 30*sec, To: T0}}, model.Cells{Bucketed: true, By: model.PlotDays}, []model.IssueCell{
+		cells(t, model.IssueQuery{EventFilter: model.EventFilter{App: C, From: T0 - 30*sec, To: T0}}, model.Cells{Bucketed: true, By: model.Buckets{Group: model.PlotDays}}, []model.IssueCell{
 			{GroupID: G1, Class: model.ClassCrash, Version: vA, Bucket: mar31, Count: 1, FirstTime: T0 - 30*sec, LastTime: T0 - 30*sec, LastID: id(4), Last: g1(42)},
 		})
 		// Only e14 is of 2.0 (20) and a crash; the UD filter leaves S1's events.
@@ -88,11 +89,11 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			model.PlotMinutes: {"2025-03-31T23:59:00Z": 1, "2025-04-01T00:00:00Z": 1, "2025-04-02T09:59:00Z": 1, "2025-04-02T10:00:00Z": 1, "2025-04-02T10:06:00Z": 1, "2025-04-02T10:07:00Z": 1},
 		}
 		for by, counts := range want {
-			got, err := s.IssueCells(ctx(t), &q, model.Cells{Bucketed: true, By: by})
+			got, err := s.IssueCells(ctx(t), &q, model.Cells{Bucketed: true, By: model.Buckets{Group: by}})
 			if err != nil {
 				t.Fatalf("IssueCells: %v", err)
 			}
-			for name, cs := range map[string][]model.IssueCell{"store": got, "brute force": d.ref.IssueCells(&q, model.Cells{Bucketed: true, By: by})} {
+			for name, cs := range map[string][]model.IssueCell{"store": got, "brute force": d.ref.IssueCells(&q, model.Cells{Bucketed: true, By: model.Buckets{Group: by}})} {
 				m := map[string]uint64{}
 				for _, c := range cs {
 					if c.GroupID != d.groups[ikJVMOOM] || c.Class != model.ClassCrash || c.Version != anaVersions[2] {
@@ -106,6 +107,8 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			}
 		}
 	})
+
+	t.Run("ZoneBuckets", func(t *testing.T) { testZoneBucketsHand(t, s, d) })
 
 	t.Run("IssueEvents", func(t *testing.T) {
 		q := model.IssueQuery{EventFilter: win}
@@ -139,12 +142,12 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 	t.Run("SessionBuckets", func(t *testing.T) {
 		check := func(f model.EventFilter, want []model.SessionBucket) {
 			t.Helper()
-			got, err := s.SessionBuckets(ctx(t), &f, model.PlotDays)
+			got, err := s.SessionBuckets(ctx(t), &f, model.Buckets{})
 			if err != nil {
 				t.Fatalf("SessionBuckets: %v", err)
 			}
 			compareKeyed(t, "SessionBuckets", got, want, bucketKey)
-			compareKeyed(t, "brute force", d.ref.SessionBuckets(&f, model.PlotDays), want, bucketKey)
+			compareKeyed(t, "brute force", d.ref.SessionBuckets(&f, model.Buckets{}), want, bucketKey)
 		}
 		// S4 counts for 1.0 (10) by its launch and for 2.0 (21) by its crash, which is
 		// crashed only in 2.0 (21).
@@ -307,4 +310,76 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 			})
 		}
 	})
+}
+
+// testZoneBucketsHand states app Z's buckets in plotZones literally: one crash (and one
+// crashed session) at each of zoneEdges, E1…E16, counted per bucket label (model.Buckets.Label
+// of the bucket start), by IssueCells and SessionBuckets of the store and the brute force.
+func testZoneBucketsHand(t *testing.T, s AnalyticsStore, d *anaData) {
+	want := map[string]map[model.PlotTimeGroup]map[string]uint64{
+		"America/New_York": {
+			// E3–E5 share 01:00 EST; E6 is the next hour, 03:00 EDT. 2 November has 01:00 twice
+			// (E13 in EDT, E14 in EST).
+			model.PlotHours: {
+				"2025-03-08T23:00:00-05:00": 1, "2025-03-09T00:00:00-05:00": 1, "2025-03-09T01:00:00-05:00": 3,
+				"2025-03-09T03:00:00-04:00": 1, "2025-03-09T23:00:00-04:00": 1, "2025-03-31T14:00:00-04:00": 2,
+				"2025-10-31T23:00:00-04:00": 1, "2025-11-01T00:00:00-04:00": 1, "2025-11-02T00:00:00-04:00": 1,
+				"2025-11-02T01:00:00-04:00": 1, "2025-11-02T01:00:00-05:00": 1, "2025-11-02T23:00:00-05:00": 1,
+				"2025-11-03T00:00:00-05:00": 1,
+			},
+			// 9 March (23 hours) holds E2–E7, 2 November (25 hours) E12–E15.
+			model.PlotDays:   {"2025-03-08": 1, "2025-03-09": 6, "2025-03-31": 2, "2025-10-31": 1, "2025-11-01": 1, "2025-11-02": 4, "2025-11-03": 1},
+			model.PlotMonths: {"2025-03-01": 9, "2025-10-01": 1, "2025-11-01": 6},
+		},
+		"Asia/Kolkata": {
+			model.PlotHours: {
+				"2025-03-09T10:00:00+05:30": 2, "2025-03-09T11:00:00+05:30": 1, "2025-03-09T12:00:00+05:30": 3,
+				"2025-03-10T09:00:00+05:30": 1, "2025-03-31T23:00:00+05:30": 1, "2025-04-01T00:00:00+05:30": 1,
+				"2025-11-01T09:00:00+05:30": 2, "2025-11-02T09:00:00+05:30": 1, "2025-11-02T11:00:00+05:30": 1,
+				"2025-11-02T12:00:00+05:30": 1, "2025-11-03T10:00:00+05:30": 2,
+			},
+			model.PlotDays:   {"2025-03-09": 6, "2025-03-10": 1, "2025-03-31": 1, "2025-04-01": 1, "2025-11-01": 2, "2025-11-02": 3, "2025-11-03": 2},
+			model.PlotMonths: {"2025-03-01": 8, "2025-04-01": 1, "2025-11-01": 7},
+		},
+	}
+	f := zoneWindow(d)
+	q := model.IssueQuery{EventFilter: f}
+	for zone, groups := range want {
+		for g, counts := range groups {
+			b, err := model.ParseBuckets(g.String(), zone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.IssueCells(ctx(t), &q, model.Cells{Bucketed: true, By: b})
+			if err != nil {
+				t.Fatalf("IssueCells(%s): %v", b, err)
+			}
+			sessions, err := s.SessionBuckets(ctx(t), &f, b)
+			if err != nil {
+				t.Fatalf("SessionBuckets(%s): %v", b, err)
+			}
+			for name, cs := range map[string][]model.IssueCell{"store": got, "brute force": d.ref.IssueCells(&q, model.Cells{Bucketed: true, By: b})} {
+				m := map[string]uint64{}
+				for _, c := range cs {
+					m[b.Label(time.Unix(0, c.Bucket))] += c.Count
+					if start := b.Start(time.Unix(0, c.Bucket)).UnixNano(); start != c.Bucket {
+						t.Errorf("%s %s: cell bucket %s is not a bucket start", name, b, showTime(c.Bucket))
+					}
+				}
+				if diff(m, counts) != "" || len(m) != len(counts) {
+					t.Errorf("%s %s: crashes per bucket %v, want %v", name, b, m, counts)
+				}
+			}
+			for name, bs := range map[string][]model.SessionBucket{"store": sessions, "brute force": d.ref.SessionBuckets(&f, b)} {
+				m, crashed := map[string]uint64{}, map[string]uint64{}
+				for _, x := range bs {
+					m[b.Label(time.Unix(0, x.Bucket))] += x.Sessions
+					crashed[b.Label(time.Unix(0, x.Bucket))] += x.Crashed
+				}
+				if diff(m, counts) != "" || len(m) != len(counts) || diff(crashed, counts) != "" {
+					t.Errorf("%s %s: sessions per bucket %v, crashed %v, want %v", name, b, m, crashed, counts)
+				}
+			}
+		}
+	}
 }

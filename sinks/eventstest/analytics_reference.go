@@ -16,7 +16,7 @@ import (
 
 // Reference answers every method of sinks.Analytics by brute force over the rows a store holds,
 // the way the contract words it, with the model's Go definitions (IssueQuery.MatchIssue,
-// EventFilter.Match, ClassOf, BucketStart, EventKey.Before, MetricsInput.AddSession, IsSample)
+// EventFilter.Match, ClassOf, Buckets.Start, EventKey.Before, MetricsInput.AddSession, IsSample)
 // and nothing of any backend's code. It is the one reference of the contract: RunAnalytics
 // checks every backend against it on the suite's dataset, and a backend's own tests check
 // theirs against it on data aimed at that backend's risks (scan bounds, replays, retention).
@@ -56,8 +56,8 @@ func NewReference(rows []model.Event) *Reference {
 // Rows are the rows the reference holds, each once, in the order first written.
 func (r *Reference) Rows() []model.Event { return r.rows }
 
-func bucketOf(ts int64, g model.PlotTimeGroup) int64 {
-	return model.BucketStart(time.Unix(0, ts), g).UnixNano()
+func bucketOf(ts int64, by model.Buckets) int64 {
+	return by.Start(time.Unix(0, ts)).UnixNano()
 }
 
 func versionOf(e *model.Event) model.AppVersion {
@@ -178,7 +178,7 @@ func PageOf(list []model.Event, p model.EventPage) []model.Event {
 }
 
 // SessionBuckets is sinks.Analytics.SessionBuckets, sorted by SortBuckets.
-func (r *Reference) SessionBuckets(f *model.EventFilter, by model.PlotTimeGroup) []model.SessionBucket {
+func (r *Reference) SessionBuckets(f *model.EventFilter, by model.Buckets) []model.SessionBucket {
 	type key struct {
 		v      model.AppVersion
 		bucket int64

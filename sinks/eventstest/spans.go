@@ -90,7 +90,7 @@ func (r *SpansReference) RootSpans(q *model.SpanQuery, limit, offset int) []mode
 }
 
 // RootSpanDurations is sinks.Spans.RootSpanDurations, sorted by sortDurations.
-func (r *SpansReference) RootSpanDurations(q *model.SpanQuery, by model.PlotTimeGroup) []model.SpanDurations {
+func (r *SpansReference) RootSpanDurations(q *model.SpanQuery, by model.Buckets) []model.SpanDurations {
 	type key struct {
 		v model.AppVersion
 		b int64
@@ -129,6 +129,7 @@ func sortDurations(ds []model.SpanDurations) {
 // spanData is the dataset of RunSpans: what is written (replays included) and the apps.
 type spanData struct {
 	A, B, C uuid.UUID
+	Z       uuid.UUID      // root spans of every name at each of zoneEdges
 	written [][]model.Span // one WriteSpans call each
 	ref     *SpansReference
 	lo, hi  int64 // app A's span start times, min and max
@@ -149,7 +150,7 @@ var spanDay = time.Date(2025, 5, 30, 0, 0, 0, 0, time.UTC).UnixNano() + 123_457
 // varied, durations with repeats; some spans are written twice. App B shares A's names and a trace id; app C is hand-written
 // (testSpansHand).
 func buildSpanData() *spanData {
-	d := &spanData{A: uuid.New(), B: uuid.New(), C: uuid.New()}
+	d := &spanData{A: uuid.New(), B: uuid.New(), C: uuid.New(), Z: uuid.New()}
 	r := rand.New(rand.NewPCG(13, 7))
 	var spans []model.Span
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
@@ -218,7 +219,17 @@ func buildSpanData() *spanData {
 		replay = append(replay, spans[i])
 	}
 	hand := handSpans(d.C)
-	d.written = [][]model.Span{spans, replay, hand}
+	var zone []model.Span
+	for i, ts := range zoneEdges {
+		for j, n := range spanNames {
+			v := spanVersions[(i+j)%len(spanVersions)]
+			zone = append(zone, model.Span{AppID: d.Z, SpanID: fmt.Sprintf("e%015x", i*len(spanNames)+j),
+				TraceID: fmt.Sprintf("e%031x", i*len(spanNames)+j), Name: n, Status: 1, StartTime: ts,
+				EndTime: ts + int64(i+1)*int64(time.Millisecond), Duration: uint64(i + 1),
+				Attributes: model.Attributes{AppVersion: v.Name, AppBuild: v.Code, OSName: "android", OSVersion: "34"}})
+		}
+	}
+	d.written = [][]model.Span{spans, replay, hand, zone}
 	var all []model.Span
 	for _, w := range d.written {
 		all = append(all, w...)
@@ -290,7 +301,7 @@ func RunSpans(t *testing.T, open func(t *testing.T) SpanStore) {
 	})
 	t.Run("RootSpanDurations", func(t *testing.T) {
 		for _, q := range queries {
-			for _, by := range []model.PlotTimeGroup{model.PlotMinutes, model.PlotHours, model.PlotDays, model.PlotMonths} {
+			for _, by := range plotBuckets(t) {
 				got, err := s.RootSpanDurations(c, &q.q, by)
 				if err != nil {
 					t.Fatalf("%s: RootSpanDurations: %v", q.name, err)
@@ -362,6 +373,7 @@ func spanQueries(t *testing.T, d *spanData) []spanQueryCase {
 		}
 	}
 	add("full", full, nil, false)
+	add("zone-edges", model.EventFilter{App: d.Z, From: zoneEdges[0], To: zoneEdges[len(zoneEdges)-1] + 1}, nil, false)
 	add("mid", mid, nil, false)
 	add("exact-bounds", exact, nil, false)
 	add("empty-window", model.EventFilter{App: d.A, From: starts[3], To: starts[3]}, nil, true)
@@ -461,7 +473,7 @@ func testSpansHand(t *testing.T, s SpanStore, d *spanData) {
 	q.Statuses = nil
 	// Durations 10…100: p50 is index 5 of 10 (60), p90 index 9 (100), p95 index ⌊9.5⌋ = 9,
 	// p99 index 9.
-	ds, err := s.RootSpanDurations(c, &q, model.PlotDays)
+	ds, err := s.RootSpanDurations(c, &q, model.Buckets{Group: model.PlotDays})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +483,7 @@ func testSpansHand(t *testing.T, s SpanStore, d *spanData) {
 	}
 	// By hour: 10:00–10:09 is one hour; the window's From cuts the first minute off.
 	q.From = day + 10*int64(time.Hour) + 1
-	ds, err = s.RootSpanDurations(c, &q, model.PlotHours)
+	ds, err = s.RootSpanDurations(c, &q, model.Buckets{Group: model.PlotHours})
 	if err != nil {
 		t.Fatal(err)
 	}

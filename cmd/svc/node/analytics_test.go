@@ -410,8 +410,10 @@ func (c *aClient) testGroupLists(t *testing.T) {
 				q.versions, q.lists, q.ud = []gVer{d.vA11, d.vA20}, listCases[8], &udCases[2]
 			}))
 			c.groupList(t, d.b, ep.path, ep.classes, ep.errors, d.defaultQ())
-			// plot_time_group is accepted and changes nothing in a list.
+			// plot_time_group and timezone are accepted and change nothing in a list, which is
+			// answered live in any zone (d.answeredBy) and equals the store's answer.
 			c.groupList(t, d.a, ep.path, ep.classes, ep.errors, with(d.defaultQ(), func(q *aq) { q.tg = "hours" }))
+			c.groupList(t, d.a, ep.path, ep.classes, ep.errors, with(d.defaultQ(), func(q *aq) { q.tg, q.tz = "days", "Asia/Kolkata" }))
 			// The default page: the first 10 groups, meta.next when there are more.
 			want := d.groups(d.a, d.defaultQ(), ep.classes)
 			for _, b := range c.liveStore(t, d.a, ep.path, nil, "live") {
@@ -681,6 +683,13 @@ func (c *aClient) testPlots(t *testing.T) {
 		with(d.windows()[3].q, func(q *aq) { q.tg = "months" }),
 		with(d.windows()[3].q, func(q *aq) { q.tg = "days" }),
 		{window: true, from: D(2) + 9*int64(time.Hour), to: D(2) + 15*int64(time.Hour), tg: "minutes"},
+		// In Asia/Kolkata (+05:30): local days straddle UTC days, hours start at :30 UTC.
+		with(d.defaultQ(), func(q *aq) { q.tz = "Asia/Kolkata" }),
+		with(d.windows()[2].q, func(q *aq) { q.tg, q.tz = "hours", "Asia/Kolkata" }),
+		with(d.windows()[3].q, func(q *aq) { q.tg, q.tz = "days", "Asia/Kolkata" }),
+		with(d.windows()[3].q, func(q *aq) { q.tg, q.tz = "months", "Asia/Kolkata" }),
+		with(d.defaultQ(), func(q *aq) { q.tz, q.versions = "Asia/Kolkata", []gVer{d.vA20} }),
+		{window: true, from: D(2) + 9*int64(time.Hour), to: D(2) + 15*int64(time.Hour), tg: "minutes", tz: "Asia/Kolkata"},
 	}
 	for _, q := range qs {
 		for _, cl := range []struct{ class, path string }{{"crash", "/crashGroups/plots/instances"}, {"anr", "/anrGroups/plots/instances"}} {
@@ -1107,6 +1116,7 @@ func (c *aClient) testBadRequests(t *testing.T) {
 		c.bad(t, d.a, p, url.Values{"limit": {"-5"}}, "key_id")
 		c.bad(t, d.a, p, url.Values{"device_names": {"Pixel 7,"}}, "device_names")
 		c.bad(t, d.a, p, url.Values{"plot_time_group": {"weeks"}}, "plot_time_group")
+		c.bad(t, d.a, p, url.Values{"timezone": {"Mars/Olympus"}}, "timezone")
 	}
 	for _, p := range lists {
 		c.bad(t, d.a, p, url.Values{"key_id": {strings.Repeat("0", 32)}, "limit": {"5"}}, "key_id")
@@ -1127,6 +1137,11 @@ func (c *aClient) testBadRequests(t *testing.T) {
 	c.bad(t, d.a, "/filters", url.Values{"crash": {"1"}, "anr": {"1"}}, "crash")
 	c.bad(t, d.a, "/filters", url.Values{"crash": {"yes"}}, "crash")
 	c.bad(t, d.a, "/crashGroups/plots/instances", url.Values{"plot_time_group": {"weeks"}}, "plot_time_group")
+	for _, p := range []string{"/crashGroups/plots/instances", "/anrGroups/plots/instances", g + "/plots/instances"} {
+		for _, tz := range []string{"Mars/Olympus", "../etc/passwd", "/etc/localtime", "Local", strings.Repeat("Asia/", 30)} {
+			c.bad(t, d.a, p, url.Values{"timezone": {tz}, "plot_time_group": {"hours"}}, "timezone")
+		}
+	}
 }
 
 // testPaging walks app B's long lists forward page by page to the end, then backward to the

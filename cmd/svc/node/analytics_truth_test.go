@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net/url"
 	"slices"
@@ -27,6 +28,7 @@ type aq struct {
 	types      []string // errorGroups' type parameter
 	severities []string
 	tg         string // plot_time_group
+	tz         string // timezone: "" (not sent) or one of tzOffsets
 	limit      int    // 0: not sent
 }
 
@@ -66,6 +68,9 @@ func (q aq) values() url.Values {
 	}
 	if q.tg != "" {
 		v.Set("plot_time_group", q.tg)
+	}
+	if q.tz != "" {
+		v.Set("timezone", q.tz)
 	}
 	if q.limit != 0 {
 		v.Set("limit", strconv.Itoa(q.limit))
@@ -345,14 +350,28 @@ func (d *dataset) instances(app *gApp, q aq, classes []string, group string) []*
 	return out
 }
 
-// bucketLabel is the UTC bucket of ns: minutes, hours, days (default) or months.
-func bucketLabel(ns int64, tg string) string {
-	t := time.Unix(0, ns).UTC()
+// tzOffsets are the zones the plot tests send as timezone, with their offset: zones without
+// DST (since 1945), so that their buckets are plain arithmetic.
+var tzOffsets = map[string]int{"Asia/Kolkata": 5*3600 + 30*60}
+
+// bucketLabel is the bucket of ns on the wall clock of tz ("" is UTC): minutes, hours, days
+// (default) or months; minutes and hours are RFC 3339 with the zone's offset ("Z" in UTC),
+// days and months local dates.
+func bucketLabel(ns int64, tg, tz string) string {
+	t, zone := time.Unix(0, ns).UTC(), "Z"
+	if tz != "" {
+		off, ok := tzOffsets[tz]
+		if !ok {
+			panic("bucketLabel: no offset for " + tz)
+		}
+		t = time.Unix(0, ns).In(time.FixedZone(tz, off))
+		zone = fmt.Sprintf("+%02d:%02d", off/3600, off%3600/60)
+	}
 	switch tg {
 	case "minutes":
-		return t.Format("2006-01-02T15:04:00Z")
+		return t.Format("2006-01-02T15:04:00") + zone
 	case "hours":
-		return t.Format("2006-01-02T15:00:00Z")
+		return t.Format("2006-01-02T15:00:00") + zone
 	case "months":
 		return t.Format("2006-01") + "-01"
 	}
@@ -402,7 +421,7 @@ func (d *dataset) overview(app *gApp, q aq, class string) []wantSeries {
 		if !q.match(e) {
 			continue
 		}
-		k := plotKey{e.v, bucketLabel(e.ts, q.tg)}
+		k := plotKey{e.v, bucketLabel(e.ts, q.tg, q.tz)}
 		if sessions[k] == nil {
 			sessions[k], bad[k] = map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
 		}
@@ -431,7 +450,7 @@ func (d *dataset) groupPlot(app *gApp, q aq, class, group string) []wantSeries {
 	points := map[plotKey]wantPoint{}
 	for _, e := range d.events(app) {
 		if q.matchIssue(e, []string{class}, group) {
-			k := plotKey{e.v, bucketLabel(e.ts, q.tg)}
+			k := plotKey{e.v, bucketLabel(e.ts, q.tg, q.tz)}
 			p := points[k]
 			p.Datetime = k.b
 			p.Instances++

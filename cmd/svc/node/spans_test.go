@@ -314,8 +314,25 @@ func checkSpanPlot(t *testing.T, c *spanClient) {
 		series("2.0 (20)", pt{day0 + "T11:00:00Z", 3000, 3000, 3000, 3000}),
 	}
 	c.want(t, "/spans/plots/metrics", q("&plot_time_group=hours"), hours)
-	c.want(t, "/spans/plots/metrics", q("&plot_time_group=hours&timezone=Asia%2FKolkata"), hours)
 	c.want(t, "/spans/plots/metrics", q("&plot_time_group=hours&timezone=UTC"), hours)
+	c.want(t, "/spans/plots/metrics", q("&plot_time_group=hours&timezone=Etc%2FUTC"), hours)
+	// In Asia/Kolkata (+05:30) 10:00Z is 15:30: 1.0 (1) has r1..r3 (1200 100 200) at 15:00 and
+	// r4, r5 (300 400) at 16:00; 2.0 (20) r6 and r7 (11:00Z, 11:20Z) at 16:00.
+	c.want(t, "/spans/plots/metrics", q("&plot_time_group=hours&timezone=Asia%2FKolkata"), []any{
+		series("1.0 (1)", pt{day0 + "T15:00:00+05:30", 200, 1200, 1200, 1200}, pt{day0 + "T16:00:00+05:30", 400, 400, 400, 400}),
+		series("2.0 (20)", pt{day0 + "T16:00:00+05:30", 3000, 3000, 3000, 3000}),
+	})
+	// In Pacific/Kiritimati (+14) 10:00Z is midnight of the next day: r1..r7 on day0+1, r8 on
+	// day0+2.
+	day2 := spanT0.AddDate(0, 0, 2).Format("2006-01-02")
+	c.want(t, "/spans/plots/metrics", "span_name=checkout&plot_time_group=days&timezone=Pacific%2FKiritimati&from="+url.QueryEscape(tsOf(spanT0.Add(-time.Hour)))+"&to="+url.QueryEscape(tsOf(spanT0.Add(48*time.Hour))),
+		[]any{
+			series("1.0 (1)", pt{day1, 300, 1200, 1200, 1200}, pt{day2, 900, 900, 900, 900}),
+			series("2.0 (20)", pt{day1, 3000, 3000, 3000, 3000}),
+		})
+	for _, tz := range []string{"Mars%2FOlympus", "..%2Fetc%2Fpasswd", "Local", "asia%2Fkolkata"} {
+		c.status(t, "/spans/plots/metrics", q("&plot_time_group=hours&timezone="+tz), http.StatusBadRequest)
+	}
 	// Days over two days: r8 adds the next day to 1.0 (1).
 	c.want(t, "/spans/plots/metrics", "span_name=checkout&plot_time_group=days&from="+url.QueryEscape(tsOf(spanT0.Add(-time.Hour)))+"&to="+url.QueryEscape(tsOf(spanT0.Add(48*time.Hour))),
 		[]any{
