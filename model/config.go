@@ -127,3 +127,77 @@ func (c *SDKConfig) Validate() error {
 	}
 	return nil
 }
+
+// SDKConfigExtra holds the settings of an app's SDK configuration that GET /config does not
+// serve, because the SDKs of the ingestion contract do not read them: the HTTP and profile
+// sampling rates and log collection. The dashboard shows and edits them beside SDKConfig
+// (GET and PATCH /apps/{id}/config, one flat object). Sampling rates are percentages (0–100).
+type SDKConfigExtra struct {
+	HTTPSamplingRate      float64  `json:"http_sampling_rate"`
+	ProfileSamplingRate   float64  `json:"profile_sampling_rate"`
+	LogAutocollectEnabled bool     `json:"log_autocollect_enabled"`
+	LogMinSeverity        int      `json:"log_min_severity"`
+	LogIgnorePatterns     []string `json:"log_ignore_patterns"` // regular expressions, in the SDK's dialect
+}
+
+// DefaultSDKConfigExtra is an app's extra settings until someone changes them.
+func DefaultSDKConfigExtra() SDKConfigExtra {
+	return SDKConfigExtra{
+		HTTPSamplingRate:    100,
+		ProfileSamplingRate: 100,
+		LogMinSeverity:      LogSeverityWarning,
+		LogIgnorePatterns:   []string{},
+	}
+}
+
+// The log_min_severity values: OpenTelemetry severity numbers, the highest of each level's range.
+const (
+	LogSeverityDebug   = 8
+	LogSeverityInfo    = 12
+	LogSeverityWarning = 16
+	LogSeverityError   = 20
+	LogSeverityFatal   = 24
+)
+
+// LogSeverities names the accepted log_min_severity values.
+var LogSeverities = map[int]string{
+	LogSeverityDebug: "debug", LogSeverityInfo: "info", LogSeverityWarning: "warning", LogSeverityError: "error", LogSeverityFatal: "fatal",
+}
+
+// Bounds of log_ignore_patterns.
+const (
+	MaxLogIgnorePatterns      = 100
+	MaxLogIgnorePatternLength = 2048
+)
+
+// Validate checks every value against its bounds (the error names the field) and stores a nil
+// pattern list as an empty one. Patterns are not compiled: the SDK's regular-expression dialect,
+// not Go's, decides what they mean.
+func (e *SDKConfigExtra) Validate() error {
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"http_sampling_rate", e.HTTPSamplingRate}, {"profile_sampling_rate", e.ProfileSamplingRate}} {
+		if !(r.v >= 0 && r.v <= 100) {
+			return fmt.Errorf("%s must be a percentage between 0 and 100, got %v", r.name, r.v)
+		}
+	}
+	if _, ok := LogSeverities[e.LogMinSeverity]; !ok {
+		return fmt.Errorf("log_min_severity must be one of 8 (debug), 12 (info), 16 (warning), 20 (error), 24 (fatal), got %d", e.LogMinSeverity)
+	}
+	if e.LogIgnorePatterns == nil {
+		e.LogIgnorePatterns = []string{}
+	}
+	if n := len(e.LogIgnorePatterns); n > MaxLogIgnorePatterns {
+		return fmt.Errorf("log_ignore_patterns holds at most %d entries, got %d", MaxLogIgnorePatterns, n)
+	}
+	for i, s := range e.LogIgnorePatterns {
+		if strings.TrimSpace(s) == "" || len(s) > MaxLogIgnorePatternLength {
+			return fmt.Errorf("log_ignore_patterns[%d] must be 1 to %d characters", i, MaxLogIgnorePatternLength)
+		}
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return fmt.Errorf("log_ignore_patterns[%d] must be valid UTF-8 without NUL characters", i)
+		}
+	}
+	return nil
+}

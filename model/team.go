@@ -61,3 +61,19 @@ type MonthUsage struct {
 	Spans    int64
 	Bytes    int64 // stored size of the month's events and spans, as the backend measures it
 }
+
+// NotifPrefs are a user's notification preferences: which kinds of alert they want to hear
+// about (error spikes, app hang spikes, bug reports) and whether they want a daily summary.
+type NotifPrefs struct {
+	ErrorSpike   bool
+	AppHangSpike bool
+	BugReport    bool
+	DailySummary bool
+	CreatedAt    time.Time // when the user's preferences were first set
+	UpdatedAt    time.Time // when they were last set
+}
+
+// DefaultNotifPrefs are a user's preferences until they change them: every notification on.
+func DefaultNotifPrefs() NotifPrefs {
+	return NotifPrefs{ErrorSpike: true, AppHangSpike: true, BugReport: true, DailySummary: true}
+}
