@@ -249,9 +249,9 @@ func (f *TextField) Value(e *Event) string {
 // (Excerpt), which is what the list shows of it.
 type TextMatch struct {
 	Label string
-	// Value is the whole value when it has at most ExcerptBytes bytes, else the ExcerptBytes
-	// bytes of it from ExcerptLead bytes before the first place the text occurs (from its start
-	// when that is nearer); it may begin or end inside a character.
+	// Value is the whole value when it has at most ExcerptBytes bytes more than the text, else
+	// that many bytes of it from ExcerptLead bytes before the first place the text occurs (from
+	// its start when that is nearer); it may begin or end inside a character.
 	Value string
 	// Before and After say whether the value goes on before and after the excerpt.
 	Before, After bool
@@ -265,11 +265,12 @@ const (
 
 // Excerpt cuts a value in which text (not empty) was found, as TextMatch.Value says.
 func Excerpt(label, value, text string) TextMatch {
-	if len(value) <= ExcerptBytes {
+	size := ExcerptBytes + len(text)
+	if len(value) <= size {
 		return TextMatch{Label: label, Value: value}
 	}
 	lo := max(0, strings.Index(FoldASCII(value), FoldASCII(text))-ExcerptLead)
-	hi := min(len(value), lo+ExcerptBytes)
+	hi := min(len(value), lo+size)
 	return TextMatch{Label: label, Value: value[lo:hi], Before: lo > 0, After: hi < len(value)}
 }
 

@@ -189,20 +189,20 @@ func TestExcerptAndText(t *testing.T) {
 		shown             string
 	}{
 		{"short", "cache warm", "warm", TextMatch{Label: "Log", Value: "cache warm"}, "Log: cache warm"},
-		{"400 bytes is whole", strings.Repeat("x", 400), "x", TextMatch{Label: "Log", Value: strings.Repeat("x", 400)},
+		{"400 bytes and the text's are whole", strings.Repeat("x", 401), "x", TextMatch{Label: "Log", Value: strings.Repeat("x", 401)},
 			"Log: " + strings.Repeat("x", 100) + "…"},
 		{"match near the start", "needle" + strings.Repeat("z", 500), "needle",
-			TextMatch{Label: "Log", Value: "needle" + strings.Repeat("z", 394), After: true},
+			TextMatch{Label: "Log", Value: "needle" + strings.Repeat("z", 400), After: true},
 			"Log: needle" + strings.Repeat("z", 94) + "…"},
-		{"match in the middle", long, "needle", TextMatch{Label: "Log", Value: long[140:540], Before: true, After: true},
+		{"match in the middle", long, "needle", TextMatch{Label: "Log", Value: long[140:546], Before: true, After: true},
 			"Log: …" + strings.Repeat("a", 40) + "NEEDLE" + strings.Repeat("b", 54) + "…"},
 		{"match near the end", strings.Repeat("q", 500) + "needle", "NEEDLE",
 			TextMatch{Label: "Log", Value: strings.Repeat("q", 160) + "needle", Before: true},
 			"Log: …" + strings.Repeat("q", 40) + "needle"},
-		// The excerpt is bytes 140–539: it starts with the last byte of the 47th € and ends
-		// with the first byte of the 117th ü; Text drops both halves, leaving 53 € and 116 ü,
-		// and shows 40 € before the match.
-		{"cut inside characters", multiByte, "needle", TextMatch{Label: "Log", Value: multiByte[140:540], Before: true, After: true},
+		// The excerpt is bytes 140–545 (400 and the 6 of the text): it starts with the last byte
+		// of the 47th € and ends with the first byte of the 120th ü; Text drops both halves,
+		// leaving 53 € and 119 ü, and shows 40 € before the match.
+		{"cut inside characters", multiByte, "needle", TextMatch{Label: "Log", Value: multiByte[140:546], Before: true, After: true},
 			"Log: …" + strings.Repeat("€", 40) + "needle!" + strings.Repeat("ü", 53) + "…"},
 	}
 	for _, c := range cases {

@@ -22,9 +22,8 @@ import (
 // (type, severity, bug_report, user_interaction, foreground, background: alternatives) and
 // free_text.
 
-// maxSessionText bounds the free_text of the session endpoints, in bytes, so that a match and
-// its context fit in the excerpt a store returns (model.Excerpt).
-const maxSessionText = model.ExcerptBytes - model.ExcerptLead - 40
+// maxSessionText bounds the free_text of the session endpoints, in bytes (as bug reports').
+const maxSessionText = 1024
 
 // sessionRoutes mounts the session endpoints of an app; every member may read them.
 func (a *API) sessionRoutes(r chi.Router) {

@@ -520,8 +520,10 @@ func sessionQueries(t *testing.T, d *sessData) []sessionQueryCase {
 		{"user-", true}, {"materialbutton", false}, {"Cart-Icon", false}, {"gesture_scroll", false},
 		{"needle-Ω", false}, {"Ω", false}, {"nothing at all", true}, {"überweisung", true}, {"Überweisung", false},
 		{strings.ToUpper(d.ref.Selected(&model.SessionQuery{EventFilter: full})[7].SessionID.String()), false}, {"sh.svc", false},
+		// Long texts: the excerpt grows with them (model.Excerpt).
+		{sessLong[200:321], false}, {sessLong[:601], false},
 	} {
-		add("free-text/"+ft.text, full, func(q *model.SessionQuery) { q.FreeText = ft.text }, ft.empty)
+		add("free-text/"+ft.text[:min(len(ft.text), 24)], full, func(q *model.SessionQuery) { q.FreeText = ft.text }, ft.empty)
 	}
 	add("together", mid, func(q *model.SessionQuery) {
 		q.Versions = anaVersions[:3]
@@ -658,13 +660,13 @@ func testSessionsHand(t *testing.T, s SessionStore, d *sessData) {
 	s1oom.Match = model.TextMatch{Label: "Exception Type", Value: "java.lang.OutOfMemoryError"}
 	page("free text memory", model.SessionQuery{FreeText: "memory"}, 10, 0, s1oom)
 	// The long log line: 150 é (300 bytes), then " needle-Ω " (needle at byte 301), then 220 ü.
-	// The excerpt is its 400 bytes from 160 before the match: from byte 141, the second byte of
-	// an é.
+	// The excerpt is its 406 bytes (400 and the text's 6) from 160 before the match: from byte
+	// 141, the second byte of an é.
 	i := strings.Index(sessLong, "needle")
 	s4long := s4
-	s4long.Match = model.TextMatch{Label: "Log", Value: sessLong[i-160 : i-160+400], Before: true, After: true}
+	s4long.Match = model.TextMatch{Label: "Log", Value: sessLong[i-160 : i-160+406], Before: true, After: true}
 	page("free text needle", model.SessionQuery{FreeText: "NEEDLE"}, 10, 0, s4long)
-	// Its text drops that half é: 79 é, " needle-Ω ", 115 ü; needle is the 81st character, and
+	// Its text drops that half é: 79 é, " needle-Ω ", 118 ü; needle is the 81st character, and
 	// the 100 shown start 40 before it: 39 é, the 10 of " needle-Ω ", 51 ü.
 	if got := s4long.Match.Text("NEEDLE"); got != "Log: …"+strings.Repeat("é", 39)+" needle-Ω "+strings.Repeat("ü", 51)+"…" {
 		t.Errorf("matched_free_text of the long line = %q", got)
