@@ -114,7 +114,8 @@ func endpointsTable(m *model.EndpointMap) (*ext.Table, error) {
 
 // HTTPStats aggregates the selected requests per group; see sinks.Network. One query: the
 // inner one selects the requests, one row per event id, with the parts of their key that are
-// grouped by; the outer one aggregates them per key, the latency percentiles by
+// grouped by (the bucket is bucketsSQL's Buckets.Start: integer arithmetic in UTC, the zone's
+// functions in another); the outer one aggregates them per key, the latency percentiles by
 // quantilesExactIf over the known latencies (model.DurationQuantile). Ungrouped parts of the
 // key are constants, the zero values the contract gives them.
 func (s *Store) HTTPStats(ctx context.Context, nq *model.NetworkQuery, by model.HTTPGroup, b model.Buckets) ([]model.HTTPStat, error) {
@@ -161,7 +162,8 @@ func (s *Store) HTTPStats(ctx context.Context, nq *model.NetworkQuery, by model.
 		" FROM (SELECT http_domain AS h_dom, http_path AS h_path, http_status AS h_status, intDiv(http_status, 100) AS h_class," +
 		" http_latency_ms AS h_lat, session_id AS h_sid")
 	if by&model.ByBucket != 0 {
-		q.sql(", " + bucketSQL(b.Group, "b_") + " AS h_bk")
+		bucket, args := bucketsSQL(b, "timestamp", "b_")
+		q.sql(", "+bucket+" AS h_bk", args...)
 	}
 	if by&model.ByElapsed != 0 {
 		q.sql(", toInt64(intDiv(http_elapsed_ms, " + step + ") * " + step + ") AS h_el")
