@@ -106,6 +106,7 @@ func (a *API) Routes(r chi.Router) {
 		r.Use(deadline)
 		r.With(byIP).Post("/codehost", a.signInCodeHost)
 		r.With(byIP).Post("/idp", a.signInIDP)
+		a.authAliasRoutes(r, byIP)
 		r.With(byIP).Post("/validateInvite", a.validateInvite)
 		r.With(byIP).Post("/refresh", a.refresh)
 		r.With(byIP).Delete("/signout", a.signOut)
@@ -114,6 +115,7 @@ func (a *API) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(deadline, a.requireUser, byUser)
 		r.Post("/teams", a.createTeam)
+		a.prefsRoutes(r)
 		r.Get("/teams", a.listTeams)
 		r.Route("/teams/{teamID}", func(r chi.Router) {
 			r.Use(a.teamMember)
@@ -133,6 +135,7 @@ func (a *API) Routes(r chi.Router) {
 			r.Get("/chatapp", a.getChatApp)
 			r.With(need(model.RoleOwner)).Patch("/chatapp/status", a.setChatApp)
 			r.With(need(model.RoleOwner)).Post("/chatapp/test", a.testChatApp)
+			a.slackRoutes(r)
 		})
 		r.Route("/apps/{appID}", func(r chi.Router) {
 			r.Use(a.appMember)

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
@@ -115,29 +116,68 @@ func (a *API) setThresholds(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, p)
 }
 
-func (a *API) sdkConfig(w http.ResponseWriter, r *http.Request) (model.SDKConfig, bool) {
-	c, _, err := a.Meta.SDKConfig(r.Context(), appOf(r.Context()).ID)
+// appConfig is an app's configuration as the dashboard reads and writes it: the SDK
+// configuration GET /config serves and the extra settings it does not serve (the SDKs of the
+// ingestion contract do not read them), in one flat object.
+type appConfig struct {
+	model.SDKConfig
+	model.SDKConfigExtra
+}
+
+// extras returns the metadata store's extra settings, answering 500 when it keeps none.
+func (a *API) extras(w http.ResponseWriter) (sinks.SDKConfigExtras, bool) {
+	x, ok := a.Meta.(sinks.SDKConfigExtras)
+	if !ok {
+		httpx.Error(w, http.StatusInternalServerError, "this metadata store does not keep the extra SDK settings")
+	}
+	return x, ok
+}
+
+// appConfigOf reads the app's configuration, with the defaults for what was never set.
+func (a *API) appConfigOf(w http.ResponseWriter, r *http.Request) (appConfig, bool) {
+	x, ok := a.extras(w)
+	if !ok {
+		return appConfig{}, false
+	}
+	id := appOf(r.Context()).ID
+	c, _, err := a.Meta.SDKConfig(r.Context(), id)
 	if errors.Is(err, sinks.ErrNotFound) {
-		return model.DefaultSDKConfig(), true
+		c, err = model.DefaultSDKConfig(), nil
 	}
 	if err != nil {
 		a.internal(w, "read SDK configuration", err)
-		return c, false
+		return appConfig{}, false
 	}
-	return c, true
+	e, _, err := x.SDKConfigExtra(r.Context(), id)
+	if errors.Is(err, sinks.ErrNotFound) {
+		e, err = model.DefaultSDKConfigExtra(), nil
+	}
+	if err != nil {
+		a.internal(w, "read SDK configuration", err)
+		return appConfig{}, false
+	}
+	return appConfig{c, e}, true
 }
 
 func (a *API) getConfig(w http.ResponseWriter, r *http.Request) {
-	if c, ok := a.sdkConfig(w, r); ok {
+	if c, ok := a.appConfigOf(w, r); ok {
 		httpx.JSON(w, http.StatusOK, c)
 	}
 }
 
-// setConfig applies the members sent over the current SDK configuration, checks every bound,
-// and stores it; GET /config then serves it with a new ETag.
+// setConfig applies the members sent over the current configuration, checks every bound, and
+// stores the part that changed: the SDK configuration (GET /config then serves it with a new
+// ETag), the extra settings, or both.
 func (a *API) setConfig(w http.ResponseWriter, r *http.Request) {
-	c, ok := a.sdkConfig(w, r)
+	c, ok := a.appConfigOf(w, r)
 	if !ok {
+		return
+	}
+	// Decoding reuses the lists' arrays, so what was stored is compared as encoded before.
+	sdkBefore, err1 := json.Marshal(c.SDKConfig)
+	extraBefore, err2 := json.Marshal(c.SDKConfigExtra)
+	if err := errors.Join(err1, err2); err != nil {
+		a.internal(w, "encode SDK configuration", err)
 		return
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 256<<10))
@@ -146,13 +186,27 @@ func (a *API) setConfig(w http.ResponseWriter, r *http.Request) {
 		bodyError(w, err, "malformed SDK configuration")
 		return
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.SDKConfig.Validate(); err != nil {
 		httpx.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := a.Meta.SetSDKConfig(r.Context(), appOf(r.Context()).ID, c, a.now()); err != nil {
-		a.storeErr(w, "set SDK configuration", err)
+	if err := c.SDKConfigExtra.Validate(); err != nil {
+		httpx.Error(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	x, _ := a.extras(w) // appConfigOf checked it
+	id, now := appOf(r.Context()).ID, a.now()
+	if b, err := json.Marshal(c.SDKConfigExtra); err != nil || !bytes.Equal(b, extraBefore) {
+		if err := x.SetSDKConfigExtra(r.Context(), id, c.SDKConfigExtra, now); err != nil {
+			a.storeErr(w, "set SDK configuration", err)
+			return
+		}
+	}
+	if b, err := json.Marshal(c.SDKConfig); err != nil || !bytes.Equal(b, sdkBefore) {
+		if err := a.Meta.SetSDKConfig(r.Context(), id, c.SDKConfig, now); err != nil {
+			a.storeErr(w, "set SDK configuration", err)
+			return
+		}
 	}
 	httpx.JSON(w, http.StatusOK, c)
 }

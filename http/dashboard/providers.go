@@ -44,3 +44,21 @@ func (p Providers) IDP(ctx context.Context, credential, nonce string) (Identity,
 func (p Providers) IsRejected(err error) bool {
 	return errors.Is(err, signin.ErrRejected) || errors.Is(err, errNotConfigured)
 }
+
+// CodeHostEnabled reports whether GitHub sign-in has its settings.
+func (p Providers) CodeHostEnabled() bool { return p.GitHub != nil }
+
+// IDPEnabled reports whether OpenID Connect sign-in has its settings.
+func (p Providers) IDPEnabled() bool { return p.OIDC != nil }
+
+// codeHostEnabled and idpEnabled ask a SignIn that tells (Providers does) whether a method has
+// its settings; one that does not tell is taken to have them.
+func codeHostEnabled(s SignIn) bool {
+	e, ok := s.(interface{ CodeHostEnabled() bool })
+	return !ok || e.CodeHostEnabled()
+}
+
+func idpEnabled(s SignIn) bool {
+	e, ok := s.(interface{ IDPEnabled() bool })
+	return !ok || e.IDPEnabled()
+}

@@ -371,23 +371,56 @@ func rolesUpTo(r model.Role) []model.Role {
 }
 
 // authz tells the caller what they may do in the team, so a dashboard can show or hide
-// controls; the routes enforce the same rules.
+// controls; every answer is what the routes allow (TestAuthzMatchesRoutes calls them all). The
+// names of svc (role, can_invite, can_manage_chat_app, …) and those the reference web dashboard
+// reads (can_invite_roles, can_rename_app, …, members[].authz) are both given.
 func (a *API) authz(w http.ResponseWriter, r *http.Request) {
 	me := role(r.Context())
+	team := teamOf(r.Context())
 	admin := me.Rank() >= model.RoleAdmin.Rank()
-	ms, err := a.Meta.Members(r.Context(), teamOf(r.Context()).ID)
+	ms, err := a.Meta.Members(r.Context(), team.ID)
 	if err != nil {
 		a.storeErr(w, "list members", err)
 		return
 	}
+	// The chat app can be switched, tested and removed only once a webhook is set, and only
+	// with PATCH /teams/{id}/chatapp/status: svc does not connect Slack through OAuth.
+	_, err = a.Meta.ChatApp(r.Context(), team.ID)
+	if err != nil && !errors.Is(err, sinks.ErrNotFound) {
+		a.internal(w, "read chat app", err)
+		return
+	}
+	chatAppSet := err == nil
+	owners := 0
+	for _, m := range ms {
+		if m.Role == model.RoleOwner {
+			owners++
+		}
+	}
 	members := make([]map[string]any, 0, len(ms))
 	for _, m := range ms {
-		can := admin && m.Role.Rank() <= me.Rank()
+		u, err := a.Meta.User(r.Context(), m.UserID)
+		if err != nil {
+			a.internal(w, "read member", err)
+			return
+		}
+		// Admins and owners change and remove members ranked at most as high as themselves;
+		// the last owner keeps the owner role (sinks.ErrLastOwner).
+		manage := admin && m.Role.Rank() <= me.Rank()
+		lastOwner := m.Role == model.RoleOwner && owners == 1
 		var to []model.Role
-		if can {
+		switch {
+		case manage && lastOwner:
+			to = []model.Role{model.RoleOwner}
+		case manage:
 			to = rolesUpTo(me)
 		}
-		members = append(members, map[string]any{"user_id": m.UserID, "role": m.Role, "can_change_role_to": to, "can_remove": can})
+		remove := manage && !lastOwner
+		members = append(members, map[string]any{
+			"user_id": m.UserID, "role": m.Role, "can_change_role_to": to, "can_remove": remove,
+			"id": u.ID, "name": u.Name, "email": u.Email, "last_sign_in_at": ts(u.LastSignInAt), "created_at": ts(m.CreatedAt),
+			"authz": map[string]any{"current_user_assignable_roles_for_member": to, "current_user_can_remove_member": remove},
+		})
 	}
 	httpx.JSON(w, http.StatusOK, map[string]any{
 		"role":                         me,
@@ -398,6 +431,16 @@ func (a *API) authz(w http.ResponseWriter, r *http.Request) {
 		"can_change_app_settings":      admin,
 		"can_change_bug_report_status": me.Rank() >= model.RoleDeveloper.Rank(),
 		"members":                      members,
+
+		"can_invite_roles":               rolesUpTo(me),
+		"can_update_bug_reports":         me.Rank() >= model.RoleDeveloper.Rank(),
+		"can_change_billing":             false, // svc has no billing
+		"can_rename_app":                 admin,
+		"can_change_retention":           admin,
+		"can_rotate_api_key":             admin,
+		"can_write_sdk_config":           admin,
+		"can_change_app_threshold_prefs": admin,
+		"can_manage_slack":               me == model.RoleOwner && chatAppSet,
 	})
 }
 
@@ -493,7 +536,9 @@ func (a *API) testChatApp(w http.ResponseWriter, r *http.Request) {
 }
 
 // usage answers GET /teams/{id}/usage: per app, per month, the sessions, events, spans and
-// bytes stored. Optional query: from, to (RFC 3339); default the last 12 months.
+// bytes stored. Optional query: from, to (RFC 3339); default the last 12 months. `monthly`
+// lists the months with data; `monthly_app_usage`, the reference web dashboard's shape, every
+// month of the window.
 func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 	to := a.now()
 	from := time.Date(to.Year(), to.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -11, 0)
@@ -530,7 +575,30 @@ func (a *API) usage(w http.ResponseWriter, r *http.Request) {
 		for _, m := range months {
 			ms = append(ms, map[string]any{"month": m.Month, "sessions": m.Sessions, "events": m.Events, "spans": m.Spans, "bytes": m.Bytes})
 		}
-		out = append(out, map[string]any{"app_id": app.ID, "app_name": app.Name, "monthly": ms})
+		out = append(out, map[string]any{"app_id": app.ID, "app_name": app.Name, "monthly": ms,
+			"monthly_app_usage": monthlyAppUsage(months, from, to)})
 	}
 	httpx.JSON(w, http.StatusOK, out)
+}
+
+// monthlyAppUsage is the usage of every UTC month overlapping [from, to), oldest first, months
+// without data as zeros, as the reference web dashboard reads it: month_year as "Jan 2006",
+// sessions, events, spans and bytes_in.
+func monthlyAppUsage(months []model.MonthUsage, from, to time.Time) []map[string]any {
+	byMonth := make(map[string]model.MonthUsage, len(months))
+	for _, m := range months {
+		byMonth[m.Month] = m
+	}
+	out := []map[string]any{}
+	if !from.Before(to) {
+		return out
+	}
+	last := to.Add(-time.Nanosecond)
+	end := time.Date(last.Year(), last.Month(), 1, 0, 0, 0, 0, time.UTC)
+	for m := time.Date(from.Year(), from.Month(), 1, 0, 0, 0, 0, time.UTC); !m.After(end); m = m.AddDate(0, 1, 0) {
+		u := byMonth[m.Format("2006-01")]
+		out = append(out, map[string]any{"month_year": m.Format("Jan 2006"), "sessions": u.Sessions, "events": u.Events,
+			"spans": u.Spans, "bytes_in": u.Bytes})
+	}
+	return out
 }
