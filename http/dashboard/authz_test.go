@@ -213,6 +213,9 @@ var matrix = map[string]route{
 	"GET /apps/{appID}/bugReports/plots/instances":                {model.RoleViewer, nil},
 	"GET /apps/{appID}/bugReports/{bugReportID}":                  {model.RoleViewer, nil},
 	"PATCH /apps/{appID}/bugReports/{bugReportID}":                {model.RoleDeveloper, func(*fixture) any { return map[string]int{"status": 1} }},
+	"GET /apps/{appID}/sessions":                                  {model.RoleViewer, nil},
+	"GET /apps/{appID}/sessions/plots/instances":                  {model.RoleViewer, nil},
+	"GET /apps/{appID}/sessions/{sessionID}":                      {model.RoleViewer, nil},
 }
 
 // matrixTraceID is the trace fill puts in {traceID}; matrixPrep stores a span of it.
@@ -240,6 +243,14 @@ var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
 	},
 	"GET /apps/{appID}/spans/plots/metrics": func(t *testing.T, f *fixture) string {
 		return f.fill("/apps/{appID}/spans/plots/metrics") + "?span_name=checkout"
+	},
+	"GET /apps/{appID}/sessions/{sessionID}": func(t *testing.T, f *fixture) string {
+		e := model.Event{ID: uuid.New(), AppID: f.app.ID, SessionID: uuid.New(), Type: "custom", Timestamp: f.now.UnixNano(),
+			Payload: []byte(`{"name":"matrix"}`)}
+		if err := f.api.Events.WriteEvents(context.Background(), []model.Event{e}); err != nil {
+			t.Fatal(err)
+		}
+		return f.fill("/apps/{appID}/sessions/") + e.SessionID.String()
 	},
 	"GET /apps/{appID}/traces/{traceID}": func(t *testing.T, f *fixture) string {
 		s := model.Span{AppID: f.app.ID, SpanID: "0123456789abcdef", TraceID: matrixTraceID, SessionID: uuid.New(), Name: "checkout",

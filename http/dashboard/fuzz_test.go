@@ -17,7 +17,8 @@ var analyticsPaths = []string{"/crashGroups", "/anrGroups", "/errorGroups", "/cr
 	"/networkRequests/plots/overviewStatusCodes", "/networkRequests/plots/overviewTimeline",
 	"/networkRequests/plots/endpointLatency", "/networkRequests/plots/endpointStatusCodes",
 	"/networkRequests/plots/endpointTimeline", "/alerts",
-	"/bugReports", "/bugReports/plots/instances", "/bugReports/00000000-0000-4000-8000-000000000000"}
+	"/bugReports", "/bugReports/plots/instances", "/bugReports/00000000-0000-4000-8000-000000000000",
+	"/sessions", "/sessions/plots/instances", "/sessions/00000000-0000-4000-8000-000000000000"}
 
 // FuzzAnalyticsQuery: no query string makes an analytics endpoint panic or answer 5xx; a refused
 // one is a 400 with {error}. The store is the embedded one, with an empty app.
@@ -33,6 +34,7 @@ func FuzzAnalyticsQuery(f *testing.F) {
 		"span_name=load&span_statuses=0&span_statuses=2&os_names=android&os_versions=34&offset=3&limit=5",
 		"domain=api.example.com&path=/v1/**&http_methods=get&http_methods=POST&search=us&trends_limit=3&timeline_limit=2",
 		"bug_report_statuses=0&bug_report_statuses=1&free_text=%20Checkout%5C%22%25_&offset=2&limit=3&plot_time_group=hours&timezone=America/New_York",
+		"type=error,anr&severity=fatal&bug_report=1&user_interaction=0&foreground=1&background=true&free_text=%C3%9C%27%00&offset=1&limit=1000",
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)
