@@ -194,7 +194,7 @@ func (a *API) setConfig(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	x, _ := a.extras(w) // appConfigOf checked it
+	x := a.Meta.(sinks.SDKConfigExtras) // appConfigOf checked it
 	id, now := appOf(r.Context()).ID, a.now()
 	if b, err := json.Marshal(c.SDKConfigExtra); err != nil || !bytes.Equal(b, extraBefore) {
 		if err := x.SetSDKConfigExtra(r.Context(), id, c.SDKConfigExtra, now); err != nil {
