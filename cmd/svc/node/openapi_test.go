@@ -628,7 +628,8 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	reports := tn.do(t, http.MethodGet, "/apps/"+tn.app.ID.String()+"/bugReports", pair.AccessToken, nil, nil)
 	var reportPage struct {
 		Results []struct {
-			EventID string `json:"event_id"`
+			EventID   string `json:"event_id"`
+			SessionID string `json:"session_id"`
 		}
 	}
 	if err := json.Unmarshal(reports.body, &reportPage); err != nil || len(reportPage.Results) != 1 {
@@ -639,7 +640,8 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 		vals: map[string]string{"teamID": tn.app.TeamID.String(), "appID": tn.app.ID.String(), "groupID": page.Results[0].ID,
 			"key": "attachments/" + tn.app.ID.String() + "/" + uuid.NewString(), "asset": "docs.js",
 			"traceID":     fmt.Sprintf("%032x", 7), // conformanceBatch's span
-			"bugReportID": reportPage.Results[0].EventID}}
+			"bugReportID": reportPage.Results[0].EventID,
+			"sessionID":   reportPage.Results[0].SessionID}} // conformanceBatch's session
 
 	// Reads first, then writes; key rotation after the SDK calls; sign-out last. The chat
 	// app's test message comes before its webhook is set, so nothing leaves the machine.
