@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"strings"
@@ -135,21 +136,28 @@ func ForegroundEvidence(e *Event) bool {
 	return slices.Contains(ForegroundTypes, e.Type)
 }
 
-// PayloadString is the top-level string member key of a payload, unescaped; "" when it is
-// absent, null or not a string, or the payload is not a JSON object. The payloads it is used
-// on (PayloadTypes) are flat objects, where this is also ClickHouse's
-// visitParamExtractString(payload, key).
+// PayloadString is the string member key of a payload as ClickHouse's
+// visitParamExtractString(payload, key) reads it, so that both event stores read payloads
+// alike with no extra column: the first `"key":` anywhere in the payload (a member of a nested
+// object too), its string decoded as BugReportDescription decodes one; "" when there is none,
+// or its value is not a string. On the flat payloads it is used on (PayloadTypes and
+// lifecycle_app) this is the top-level member.
 func PayloadString(payload []byte, key string) string {
-	var out string
-	_ = eachMember(payload, func(k []byte, s *scanner) error {
-		if string(k) != key {
-			return nil
-		}
-		v, err := readStr(s)
-		out = v.String()
-		return err
-	})
-	return out
+	needle := make([]byte, 0, len(key)+3)
+	needle = append(append(append(needle, '"'), key...), '"', ':')
+	i := bytes.Index(payload, needle)
+	if i < 0 {
+		return ""
+	}
+	rest := payload[i+len(needle):]
+	if len(rest) == 0 || rest[0] != '"' {
+		return ""
+	}
+	v, ok := decodeLikeClickHouse(rest[1:])
+	if !ok {
+		return ""
+	}
+	return v
 }
 
 // TextSource says where a free-text field's value comes from.

@@ -122,8 +122,10 @@ func TestPayloadString(t *testing.T) {
 	}{
 		{`{"name":"Home"}`, "name", "Home"},
 		{`{"name":"caf\u00e9 \"x\" \ud83d\ude80"}`, "name", `café "x" 🚀`},
-		{`{"a":{"name":"nested"},"name":"top"}`, "name", "top"},
-		{`{"a":{"name":"nested"}}`, "name", ""},
+		{`{"a":{"name":"nested"},"name":"top"}`, "name", "nested"}, // the first, as ClickHouse
+		{`{"a":{"name":"nested"}}`, "name", "nested"},
+		{`{"name":"\ud83d"}`, "name", ""}, // a lone high surrogate is dropped, as ClickHouse
+		{`{"surname":"x","name":"y"}`, "name", "y"},
 		{`{"name":null}`, "name", ""},
 		{`{"name":3}`, "name", ""},
 		{`[]`, "name", ""},

@@ -28,8 +28,8 @@ import (
 // the same values, which none of min, max, argMin and countIf(…) > 0 notices, so no row is
 // deduped.
 //
-// Payloads are read only when the query needs them: visitParamExtractString(payload, key) is
-// model.PayloadString on the flat payloads of the free-text types and lifecycle_app.
+// Payloads are read only when the query needs them, by visitParamExtractString(payload, key),
+// which model.PayloadString follows.
 //
 // Events and root spans of one session: session_id is not in either sorting key, so they read
 // the session_id column of the app's rows (PREWHERE) and the wide columns only of the

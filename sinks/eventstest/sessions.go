@@ -540,8 +540,9 @@ func sessionQueries(t *testing.T, d *sessData) []sessionQueryCase {
 
 // handSessions is app C, on 2025-06-02 (UTC):
 //   - c1 (1.0 (1), Pixel 7): session_start 10:00:00, screen_view Home 10:00:01 (user ada),
-//     gesture_click on buy 10:00:05, a fatal exception in the foreground 10:00:09 on thread
-//     "worker", cpu_usage 10:00:10; a root span at 10:00:02 and its child.
+//     gesture_click on buy 10:00:05, a custom event whose payload holds a nested "name" before
+//     its own 10:00:06, a fatal exception in the foreground 10:00:09 on thread "worker",
+//     cpu_usage 10:00:10; a root span at 10:00:02 and its child.
 //   - c2: only a session_start at 11:00.
 //   - c3 (2.0 (2), iPhone): lifecycle_app background 12:00:00, http 12:00:30, an ANR in the
 //     background 12:01:00 (user "Bob").
@@ -570,6 +571,7 @@ func handSessions(app uuid.UUID) ([]model.Event, []model.Span) {
 		ev(2, c1, at(10, 0, 1), "screen_view", `{"name":"Home"}`, ada),
 		ev(3, c1, at(10, 0, 5), "gesture_click", `{"target":"MaterialButton","target_id":"buy","width":10,"height":10,"x":1,"y":2}`, ada),
 		ev(4, c1, at(10, 0, 9), "exception", crash, worker),
+		ev(13, c1, at(10, 0, 6), "custom", `{"attrs":{"name":"Inner Name"},"name":"outer"}`, pixel),
 		ev(5, c1, at(10, 0, 10), "cpu_usage", `{"num_cores":8,"clock_speed":100,"uptime":1,"utime":1,"stime":1,"cutime":0,"cstime":0,"interval":5000,"percentage_usage":12.5,"start_time":1}`, pixel),
 		ev(6, c2, at(11, 0, 0), "session_start", "", pixel),
 		ev(7, c3, at(12, 0, 0), "lifecycle_app", `{"type":"background"}`, iphone),
@@ -659,6 +661,12 @@ func testSessionsHand(t *testing.T, s SessionStore, d *sessData) {
 	s1oom := s1
 	s1oom.Match = model.TextMatch{Label: "Exception Type", Value: "java.lang.OutOfMemoryError"}
 	page("free text memory", model.SessionQuery{FreeText: "memory"}, 10, 0, s1oom)
+	// A payload member is read as ClickHouse's visitParamExtractString reads it: the first
+	// "name" of the custom event's payload is the nested one.
+	s1inner := s1
+	s1inner.Match = model.TextMatch{Label: "Custom Event", Value: "Inner Name"}
+	page("free text inner", model.SessionQuery{FreeText: "inner NAME"}, 10, 0, s1inner)
+	page("free text outer", model.SessionQuery{FreeText: "outer"}, 10, 0)
 	// The long log line: 150 é (300 bytes), then " needle-Ω " (needle at byte 301), then 220 ü.
 	// The excerpt is its 406 bytes (400 and the text's 6) from 160 before the match: from byte
 	// 141, the second byte of an é.
