@@ -199,16 +199,8 @@ func buildBugData() *bugData {
 		e.ID, e.AppID = uuid.New(), d.B
 		evs = append(evs, e)
 	}
-	var replay []model.Event
-	for i := 0; i < len(evs); i += 19 {
-		replay = append(replay, evs[i])
-	}
-	d.written = [][]model.Event{evs, replay, handReports(d.C)}
-	var all []model.Event
-	for _, w := range d.written {
-		all = append(all, w...)
-	}
-	d.ref = NewBugReportsReference(all)
+	d.written = [][]model.Event{evs, everyNth(evs, 19), handReports(d.C)}
+	d.ref = NewBugReportsReference(concat(d.written))
 	return d
 }
 
@@ -218,18 +210,8 @@ func buildBugData() *bugData {
 // it inside t.Run("<backend>", …).
 func RunBugReports(t *testing.T, open func(t *testing.T) BugReportStore) {
 	d := buildBugData()
-	s := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	s := openWritten(t, open, d.written, nil)
 	c := ctx(t)
-	for i, w := range d.written {
-		if err := s.WriteEvents(c, w); err != nil {
-			t.Fatalf("WriteEvents (call %d): %v", i+1, err)
-		}
-	}
 	t.Run("HandWritten", func(t *testing.T) { testBugReportsHand(t, s, d) })
 	t.Run("Descriptions", func(t *testing.T) {
 		// Every payload's description as the store matches it: each report's description, in

@@ -555,3 +555,46 @@ func testLargeBatch(t *testing.T, s sinks.EventStore) {
 		checkSpan(t, s, spans[i])
 	}
 }
+
+// everyNth is xs[0], xs[k], xs[2k], …: what a suite writes a second time, as a spool replay
+// would.
+func everyNth[T any](xs []T, k int) []T {
+	var out []T
+	for i := 0; i < len(xs); i += k {
+		out = append(out, xs[i])
+	}
+	return out
+}
+
+// concat is every batch's items, in order.
+func concat[T any](batches [][]T) []T {
+	var out []T
+	for _, b := range batches {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// openWritten opens a fresh store for a suite, closes it when the test ends, and writes the
+// event batches, then the span batches, one call each.
+func openWritten[S sinks.EventStore](t *testing.T, open func(t *testing.T) S, events [][]model.Event, spans [][]model.Span) S {
+	t.Helper()
+	s := open(t)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	c := ctx(t)
+	for i, w := range events {
+		if err := s.WriteEvents(c, w); err != nil {
+			t.Fatalf("WriteEvents (call %d of %d): %v", i+1, len(events), err)
+		}
+	}
+	for i, w := range spans {
+		if err := s.WriteSpans(c, w); err != nil {
+			t.Fatalf("WriteSpans (call %d of %d): %v", i+1, len(spans), err)
+		}
+	}
+	return s
+}

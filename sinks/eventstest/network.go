@@ -207,16 +207,8 @@ func buildNetworkData() *networkData {
 		e.ID, e.AppID = uuid.New(), d.B
 		evs = append(evs, e)
 	}
-	var replay []model.Event
-	for i := 0; i < len(evs); i += 23 {
-		replay = append(replay, evs[i])
-	}
-	d.written = [][]model.Event{evs, replay, handRequests(d.C)}
-	var all []model.Event
-	for _, w := range d.written {
-		all = append(all, w...)
-	}
-	d.ref = NewNetworkReference(all)
+	d.written = [][]model.Event{evs, everyNth(evs, 23), handRequests(d.C)}
+	d.ref = NewNetworkReference(concat(d.written))
 	return d
 }
 
@@ -226,18 +218,8 @@ func buildNetworkData() *networkData {
 // inside t.Run("<backend>", …).
 func RunNetwork(t *testing.T, open func(t *testing.T) NetworkStore) {
 	d := buildNetworkData()
-	s := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	s := openWritten(t, open, d.written, nil)
 	c := ctx(t)
-	for i, w := range d.written {
-		if err := s.WriteEvents(c, w); err != nil {
-			t.Fatalf("WriteEvents (call %d): %v", i+1, err)
-		}
-	}
 	t.Run("HandWritten", func(t *testing.T) { testNetworkHand(t, s, d) })
 	t.Run("HTTPPaths", func(t *testing.T) {
 		for _, app := range []uuid.UUID{d.A, d.B, d.C, uuid.New()} {

@@ -307,26 +307,10 @@ func buildSessionData() *sessData {
 		s.AppID = d.B
 		bSpans = append(bSpans, s)
 	}
-	var replay []model.Event
-	for i := 0; i < len(evs); i += 13 {
-		replay = append(replay, evs[i])
-	}
-	var spanReplay []model.Span
-	for i := 0; i < len(spans); i += 5 {
-		spanReplay = append(spanReplay, spans[i])
-	}
 	handEvs, handSpans := handSessions(d.C)
-	d.events = [][]model.Event{evs, bEvs, replay, handEvs}
-	d.spans = [][]model.Span{spans, bSpans, spanReplay, handSpans}
-	var allE []model.Event
-	for _, w := range d.events {
-		allE = append(allE, w...)
-	}
-	var allS []model.Span
-	for _, w := range d.spans {
-		allS = append(allS, w...)
-	}
-	d.ref = NewSessionsReference(allE, allS)
+	d.events = [][]model.Event{evs, bEvs, everyNth(evs, 13), handEvs}
+	d.spans = [][]model.Span{spans, bSpans, everyNth(spans, 5), handSpans}
+	d.ref = NewSessionsReference(concat(d.events), concat(d.spans))
 	return d
 }
 
@@ -336,23 +320,8 @@ func buildSessionData() *sessData {
 // inside t.Run("<backend>", …).
 func RunSessions(t *testing.T, open func(t *testing.T) SessionStore) {
 	d := buildSessionData()
-	s := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	s := openWritten(t, open, d.events, d.spans)
 	c := ctx(t)
-	for i, w := range d.events {
-		if err := s.WriteEvents(c, w); err != nil {
-			t.Fatalf("WriteEvents (call %d): %v", i+1, err)
-		}
-	}
-	for i, w := range d.spans {
-		if err := s.WriteSpans(c, w); err != nil {
-			t.Fatalf("WriteSpans (call %d): %v", i+1, err)
-		}
-	}
 	t.Run("HandWritten", func(t *testing.T) { testSessionsHand(t, s, d) })
 	zones := []model.Buckets{{Group: model.PlotHours}, {Group: model.PlotDays}, {Group: model.PlotMinutes}, {Group: model.PlotMonths}}
 	for _, name := range []string{"Asia/Kolkata", "America/New_York"} {

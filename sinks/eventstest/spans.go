@@ -214,10 +214,7 @@ func buildSpanData() *spanData {
 		spans = append(spans, s)
 	}
 	// Replays: a few spans again, as the spool replays them (the same values).
-	var replay []model.Span
-	for i := 0; i < len(spans); i += 17 {
-		replay = append(replay, spans[i])
-	}
+	replay := everyNth(spans, 17)
 	hand := handSpans(d.C)
 	var zone []model.Span
 	for i, ts := range zoneEdges {
@@ -230,11 +227,7 @@ func buildSpanData() *spanData {
 		}
 	}
 	d.written = [][]model.Span{spans, replay, hand, zone}
-	var all []model.Span
-	for _, w := range d.written {
-		all = append(all, w...)
-	}
-	d.ref = NewSpansReference(all)
+	d.ref = NewSpansReference(concat(d.written))
 	return d
 }
 
@@ -244,18 +237,8 @@ func buildSpanData() *spanData {
 // t.Run("<backend>", …).
 func RunSpans(t *testing.T, open func(t *testing.T) SpanStore) {
 	d := buildSpanData()
-	s := open(t)
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	s := openWritten(t, open, nil, d.written)
 	c := ctx(t)
-	for i, w := range d.written {
-		if err := s.WriteSpans(c, w); err != nil {
-			t.Fatalf("WriteSpans (call %d): %v", i+1, err)
-		}
-	}
 	t.Run("HandWritten", func(t *testing.T) { testSpansHand(t, s, d) })
 	t.Run("RootSpanNames", func(t *testing.T) {
 		for _, app := range []uuid.UUID{d.A, d.B, d.C, uuid.New()} {
