@@ -25,9 +25,6 @@ import (
 // it means on the other endpoints (window, versions, OS, attribute lists, ud_expression), plus
 // bug_report_statuses and free_text (model.MatchFreeText).
 
-// maxFreeText is the longest free_text, in bytes.
-const maxFreeText = 1024
-
 // bugReportRoutes mounts the bug report endpoints (issue #12): list, plot, one report and its
 // status. Every member reads them; changing a status needs the developer role or higher.
 func (a *API) bugReportRoutes(r chi.Router) {
@@ -76,12 +73,8 @@ func (a *API) bugReportQuery(r *http.Request, bs sinks.BugReportStatuses) (*para
 		}
 		q.Statuses = append(q.Statuses, st)
 	}
-	text, err := p.str("free_text")
-	if err != nil {
+	if q.FreeText, err = p.freeText(); err != nil {
 		return nil, nil, err
-	}
-	if q.FreeText = strings.TrimSpace(text); len(q.FreeText) > maxFreeText {
-		return nil, nil, bad("free_text is %d bytes long; at most %d are searched for", len(q.FreeText), maxFreeText)
 	}
 	if _, ok := q.StatusFilter(); ok {
 		ids, err := bs.ClosedBugReports(r.Context(), f.App)

@@ -252,3 +252,18 @@ func (p *params) flag(name string, def bool) (bool, error) {
 	}
 	return false, bad("%s must be 0 or 1", name)
 }
+
+// maxFreeText is the longest free_text searched for, in bytes.
+const maxFreeText = 1024
+
+// freeText reads free_text, without surrounding spaces, at most maxFreeText bytes.
+func (p *params) freeText() (string, error) {
+	text, err := p.str("free_text")
+	if err != nil {
+		return "", err
+	}
+	if text = strings.TrimSpace(text); len(text) > maxFreeText {
+		return "", bad("free_text is %d bytes long; at most %d are searched for", len(text), maxFreeText)
+	}
+	return text, nil
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -21,9 +20,6 @@ import (
 // device, locale and network lists, ud_expression, filter_short_code), the session kinds
 // (type, severity, bug_report, user_interaction, foreground, background: alternatives) and
 // free_text.
-
-// maxSessionText bounds the free_text of the session endpoints, in bytes (as bug reports').
-const maxSessionText = 1024
 
 // sessionRoutes mounts the session endpoints of an app; every member may read them.
 func (a *API) sessionRoutes(r chi.Router) {
@@ -59,13 +55,8 @@ func (a *API) sessionQuery(r *http.Request) (*params, *model.SessionQuery, error
 	if err := sessionKinds(p, q); err != nil {
 		return nil, nil, err
 	}
-	text, err := p.str("free_text")
-	if err != nil {
+	if q.FreeText, err = p.freeText(); err != nil {
 		return nil, nil, err
-	}
-	q.FreeText = strings.TrimSpace(text)
-	if len(q.FreeText) > maxSessionText {
-		return nil, nil, bad("free_text is %d bytes long; at most %d are searched for", len(q.FreeText), maxSessionText)
 	}
 	return p, q, nil
 }
