@@ -1,6 +1,10 @@
 package model
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/google/uuid"
 )
 
@@ -125,8 +129,10 @@ func anyOf(list []string, v string) bool {
 }
 
 // IssueQuery selects issue events: those of EventFilter with one of Classes (all three when
-// empty), of one group when GroupID is set, and with one of Severities when that is set
-// (IssueDisplay.Severity, which is empty for an ANR; the dashboard never sends an empty one).
+// empty), of one group when GroupID is set, and, when Severities is set, exceptions with one of
+// Severities (IssueDisplay.Severity) and ANRs whatever it holds: a severity narrows exceptions
+// only, as in the reference dashboard's vocabulary (IssueKinds), so an ANR is selected by its
+// class alone.
 type IssueQuery struct {
 	EventFilter
 	Classes    []IssueClass
@@ -149,10 +155,96 @@ func (q *IssueQuery) MatchIssue(e *Event) bool {
 			return false
 		}
 	}
-	if len(q.Severities) > 0 && !anyOf(q.Severities, e.Facts.Issue.Severity) {
+	if c != ClassANR && len(q.Severities) > 0 && !anyOf(q.Severities, e.Facts.Issue.Severity) {
 		return false
 	}
 	return q.Match(e)
+}
+
+// ByClass gives the classes that select exactly the events q's Classes and Severities select,
+// when its severities can be said by class alone, so that the app actor's class cells answer
+// it: a crash's severity is always fatal and a handled exception's never is (IsFatal,
+// severityName), so crashes stay exactly when fatal is one of the severities, handled
+// exceptions go when fatal is the only one, and ANRs always stay. ok is false when a severity
+// other than fatal narrows the handled class, and when q selects no class at all (an empty
+// list would select every class).
+func (q *IssueQuery) ByClass() (classes []IssueClass, ok bool) {
+	if len(q.Severities) == 0 {
+		return q.Classes, true
+	}
+	fatal, other := false, false
+	for _, s := range q.Severities {
+		fatal, other = fatal || s == "fatal", other || s != "fatal"
+	}
+	from := q.Classes
+	if len(from) == 0 {
+		from = AllIssueClasses
+	}
+	for _, c := range from {
+		switch {
+		case c == ClassANR, c == ClassCrash && fatal:
+			classes = append(classes, c)
+		case c == ClassHandled && other:
+			return nil, false
+		}
+	}
+	return classes, len(classes) > 0
+}
+
+// The values of the dashboards' `type` and `severity` lists (IssueKinds).
+var (
+	IssueTypes      = []string{"error", "anr", "crash", "handled"}
+	IssueSeverities = []string{"fatal", "unhandled", "handled"}
+)
+
+// IssueKinds maps the `type` and `severity` lists of errorGroups (the reference dashboard's
+// vocabulary, and svc's older class names) to an IssueQuery's Classes and Severities; it is
+// the one place that decides what they mean:
+//   - type error: exceptions, crashes and handled ones (ClassCrash, ClassHandled); anr: ANRs;
+//     crash and handled: those classes alone (svc's names, kept for existing clients);
+//   - severity fatal, unhandled, handled: exceptions whose severity (IssueDisplay.Severity, the
+//     legacy handled flag read as fatal or handled) is one of them — fatal is exactly a crash;
+//     a severity never removes an ANR that the types select;
+//   - no type: every class when no severity is sent, else exceptions only (ANRs have no
+//     severity to match).
+//
+// err names the first value outside the vocabulary.
+func IssueKinds(types, severities []string) (classes []IssueClass, sev []string, err error) {
+	seen := [4]bool{}
+	add := func(c IssueClass) {
+		if !seen[c] {
+			seen[c] = true
+			classes = append(classes, c)
+		}
+	}
+	for _, t := range types {
+		switch t {
+		case "error":
+			add(ClassCrash)
+			add(ClassHandled)
+		case "anr":
+			add(ClassANR)
+		case "crash":
+			add(ClassCrash)
+		case "handled":
+			add(ClassHandled)
+		default:
+			return nil, nil, fmt.Errorf("type %q is not one of %s", t, strings.Join(IssueTypes, ", "))
+		}
+	}
+	for _, s := range severities {
+		if !slices.Contains(IssueSeverities, s) {
+			return nil, nil, fmt.Errorf("severity %q is not one of %s", s, strings.Join(IssueSeverities, ", "))
+		}
+	}
+	switch {
+	case len(classes) > 0:
+	case len(severities) > 0:
+		classes = []IssueClass{ClassCrash, ClassHandled}
+	default:
+		classes = append([]IssueClass(nil), AllIssueClasses...)
+	}
+	return classes, severities, nil
 }
 
 // IssueCell is the aggregate of a group's events of one class and one version in one time

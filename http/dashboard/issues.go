@@ -123,9 +123,11 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 		}
 		var cells []model.IssueCell
 		by := "store"
-		if f.Unfiltered() && len(q.Severities) == 0 {
+		// Live when the filter is the app actor's (window and versions) and the severities, if
+		// any, are said by class (IssueQuery.ByClass).
+		if classes, ok := q.ByClass(); ok && f.Unfiltered() {
 			lq := &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions)}
-			for _, c := range q.Classes {
+			for _, c := range classes {
 				lq.Classes = append(lq.Classes, uint32(c))
 			}
 			if reply, ok := a.live(r, lq); ok {
@@ -160,30 +162,27 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 	}
 }
 
-// errorGroupFilters reads errorGroups' `type` (crash, anr, handled) and `severity` lists.
+// errorGroupFilters reads errorGroups' `type` and `severity` lists (model.IssueKinds decides
+// what they mean) and `custom`, which svc cannot answer: only its absence or false is accepted.
 func errorGroupFilters(p *params) ([]model.IssueClass, []string, error) {
 	types, err := p.list("type")
 	if err != nil {
 		return nil, nil, err
 	}
-	var classes []model.IssueClass
-	for _, t := range types {
-		c, ok := model.ParseIssueClass(t)
-		if !ok {
-			return nil, nil, bad("type %q is not one of crash, anr, handled", t)
-		}
-		classes = append(classes, c)
-	}
-	if len(classes) == 0 {
-		classes = model.AllIssueClasses
-	}
 	sev, err := p.list("severity")
-	for _, v := range sev {
-		if v != "fatal" && v != "unhandled" && v != "handled" {
-			return nil, nil, bad("severity %q is not one of fatal, unhandled, handled", v)
-		}
+	if err != nil {
+		return nil, nil, err
 	}
-	return classes, sev, err
+	classes, sev, err := model.IssueKinds(types, sev)
+	if err != nil {
+		return nil, nil, badErr(err)
+	}
+	switch c := p.q.Get("custom"); c {
+	case "", "0", "false":
+	default:
+		return nil, nil, bad("custom %q: svc does not tell custom exceptions apart; send no custom, or custom=false", c)
+	}
+	return classes, sev, nil
 }
 
 // requestFilter reads an analytics request's parameters and event filter (with the attribute

@@ -120,10 +120,10 @@ func issueFilter(q *query, iq *model.IssueQuery) {
 	if iq.GroupID != "" {
 		q.sql(" AND group_id = ?", iq.GroupID)
 	}
-	if len(iq.Severities) > 0 {
-		q.sql(" AND severity IN (")
+	if len(iq.Severities) > 0 { // severities narrow exceptions; an ANR stays
+		q.sql(" AND (type = 'anr' OR severity IN (")
 		list(q, iq.Severities)
-		q.sql(")")
+		q.sql("))")
 	}
 }
 

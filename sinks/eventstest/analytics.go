@@ -451,8 +451,18 @@ func issueCases(t *testing.T, d *anaData, w anaWindows) []issueCase {
 		{"group unknown", with(w.full, func(q *model.IssueQuery) { q.GroupID = "0123456789abcdef0123456789abcdef" }), true},
 		{"severity fatal", with(w.full, func(q *model.IssueQuery) { q.Severities = []string{"fatal"} }), false},
 		{"severities", with(w.mid, func(q *model.IssueQuery) { q.Severities = []string{"unhandled", "handled"} }), false},
-		{"severity of anr", with(w.full, func(q *model.IssueQuery) {
-			q.Severities, q.Classes = []string{"fatal", "handled", "unhandled"}, []model.IssueClass{model.ClassANR}
+		// A severity narrows exceptions only: ANRs stay whatever it says (model.IssueKinds).
+		{"anr whatever the severity", with(w.full, func(q *model.IssueQuery) {
+			q.Severities, q.Classes = []string{"handled"}, []model.IssueClass{model.ClassANR}
+		}), false},
+		{"errors and anrs, fatal", with(w.full, func(q *model.IssueQuery) {
+			q.Classes, q.Severities = []model.IssueClass{model.ClassCrash, model.ClassHandled, model.ClassANR}, []string{"fatal"}
+		}), false},
+		{"errors, unhandled and handled", with(w.mid, func(q *model.IssueQuery) {
+			q.Classes, q.Severities = []model.IssueClass{model.ClassCrash, model.ClassHandled}, []string{"unhandled", "handled"}
+		}), false},
+		{"handled class, fatal", with(w.full, func(q *model.IssueQuery) {
+			q.Classes, q.Severities = []model.IssueClass{model.ClassHandled}, []string{"fatal"}
 		}), true},
 		{"device names", with(w.full, func(q *model.IssueQuery) { q.DeviceNames = []string{"sunfish", "iPhone 16 Pro"} }), false},
 		{"manufacturer case", with(w.full, func(q *model.IssueQuery) { q.DeviceManufacturers = []string{"Samsung"} }), false},

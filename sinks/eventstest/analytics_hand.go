@@ -74,7 +74,13 @@ func testHandWritten(t *testing.T, s AnalyticsStore, d *anaData) {
 		cells(t, model.IssueQuery{EventFilter: model.EventFilter{App: C, From: win.From, To: win.To, UD: mustUD(t, udCmp("plan", "string", "eq", `"pro"`))}}, model.Cells{}, []model.IssueCell{
 			{GroupID: G1, Class: model.ClassCrash, Version: vA, Count: 2, FirstTime: T0 - 30*sec, LastTime: T0, LastID: id(7), Last: g1(43)},
 		})
+		// A severity narrows exceptions only: with every class, the ANR stays; severity=handled
+		// alone (model.IssueKinds: exceptions) leaves it out.
 		cells(t, model.IssueQuery{EventFilter: win, Severities: []string{"handled"}}, model.Cells{}, []model.IssueCell{
+			{GroupID: A1, Class: model.ClassANR, Version: vA, Count: 1, FirstTime: T1 + 2*sec, LastTime: T1 + 2*sec, LastID: id(10), Last: a1},
+			{GroupID: H1, Class: model.ClassHandled, Version: vB, Count: 1, FirstTime: T1 + 11*sec, LastTime: T1 + 11*sec, LastID: id(12), Last: h1},
+		})
+		cells(t, model.IssueQuery{EventFilter: win, Classes: []model.IssueClass{model.ClassCrash, model.ClassHandled}, Severities: []string{"handled"}}, model.Cells{}, []model.IssueCell{
 			{GroupID: H1, Class: model.ClassHandled, Version: vB, Count: 1, FirstTime: T1 + 11*sec, LastTime: T1 + 11*sec, LastID: id(12), Last: h1},
 		})
 	})

@@ -464,8 +464,40 @@ func (c *aClient) testErrorGroups(t *testing.T) {
 		with(d.windows()[1].q, func(q *aq) {
 			q.types, q.severities, q.versions = []string{"crash", "handled"}, []string{"fatal"}, []gVer{d.vA11}
 		}),
+		// The reference dashboard's vocabulary: error is every exception, a severity narrows
+		// exceptions only, and an ANR is selected by its type whatever the severities.
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"error", "anr"}, []string{"fatal"} }),
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"anr"}, []string{"handled"} }),
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"error"}, []string{"unhandled", "handled"} }),
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"error"}, []string{"unhandled"} }),
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"error"}, []string{"fatal"} }),
+		with(d.defaultQ(), func(q *aq) { q.types = []string{"error"} }),
+		with(d.defaultQ(), func(q *aq) { q.types = []string{"error", "anr"} }),
+		with(d.defaultQ(), func(q *aq) {
+			q.types, q.severities = []string{"error", "anr"}, []string{"fatal", "unhandled", "handled"}
+		}),
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"crash", "error"}, []string{"fatal"} }),
+		with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"handled"}, []string{"fatal"} }),
+		with(d.windows()[1].q, func(q *aq) {
+			q.types, q.severities, q.versions = []string{"error", "anr"}, []string{"fatal"}, []gVer{d.vA10, d.vA11}
+		}),
+		with(d.windows()[5].q, func(q *aq) {
+			q.types, q.severities, q.lists = []string{"error", "anr"}, []string{"fatal"}, listCases[6]
+		}),
 	} {
 		c.groupList(t, d.a, "/errorGroups", all, true, q)
+	}
+	// The dashboard's default asks for crashes and ANRs: both must be in the dataset's answer,
+	// and handled exceptions not, so the cases above tell the meanings apart.
+	kinds := map[string]int{}
+	for _, g := range d.groups(d.a, with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"error", "anr"}, []string{"fatal"} }), all) {
+		kinds[g.last.class]++
+	}
+	if kinds["crash"] == 0 || kinds["anr"] == 0 {
+		t.Fatalf("dataset: type=error,anr&severity=fatal must list crash and ANR groups, lists %v", kinds)
+	}
+	if len(d.groups(d.a, with(d.defaultQ(), func(q *aq) { q.types, q.severities = []string{"error"}, []string{"unhandled"} }), all)) == 0 {
+		t.Fatalf("dataset: type=error&severity=unhandled lists no group")
 	}
 	// The mixed group (NPE: crashes and handled exceptions) counts only its crashes in
 	// crashGroups and all of its events in errorGroups, typed by its latest event.
@@ -1123,6 +1155,9 @@ func (c *aClient) testBadRequests(t *testing.T) {
 	}
 	c.bad(t, d.a, "/errorGroups", url.Values{"type": {"fatal"}}, "type")
 	c.bad(t, d.a, "/errorGroups", url.Values{"type": {"crash,"}}, "type")
+	c.bad(t, d.a, "/errorGroups", url.Values{"type": {"error,exception"}}, `type "exception"`)
+	c.bad(t, d.a, "/errorGroups", url.Values{"type": {"error"}, "severity": {"fatal,crash"}}, `severity "crash"`)
+	c.bad(t, d.a, "/errorGroups", url.Values{"type": {"error,anr"}, "custom": {"true"}}, "custom")
 	c.bad(t, d.a, g+"/crashes", url.Values{"key_id": {uuid.NewString()}}, "key")
 	c.bad(t, d.a, g+"/crashes", url.Values{"key_timestamp": {"2024-05-01T00:00:00Z"}}, "key")
 	c.bad(t, d.a, g+"/crashes", url.Values{"key_id": {"nope"}, "key_timestamp": {"2024-05-01T00:00:00Z"}}, "key_id")

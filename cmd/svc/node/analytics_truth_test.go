@@ -32,12 +32,29 @@ type aq struct {
 	limit      int    // 0: not sent
 }
 
-// classes are the issue classes the query selects for an endpoint's default.
+// classes are the issue classes the query selects for an endpoint's default: errorGroups'
+// types (error is crash and handled), else the exceptions when a severity is sent (an ANR has
+// none), else def.
 func (q aq) classes(def ...string) []string {
-	if len(q.types) > 0 {
-		return q.types
+	if len(q.types) == 0 {
+		if len(q.severities) > 0 {
+			return []string{"crash", "handled"}
+		}
+		return def
 	}
-	return def
+	var out []string
+	for _, t := range q.types {
+		ts := []string{t}
+		if t == "error" {
+			ts = []string{"crash", "handled"}
+		}
+		for _, x := range ts {
+			if !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 func (q aq) values() url.Values {
@@ -84,7 +101,28 @@ func (q aq) filtered() bool {
 	for _, l := range q.lists {
 		n += len(l)
 	}
-	return n > 0 || q.ud != nil || len(q.severities) > 0
+	return n > 0 || q.ud != nil
+}
+
+// liveSeverities says whether the app actor's class cells can answer the severities of an
+// errorGroups query: a crash's severity is fatal and a handled exception's never is, so only a
+// severity other than fatal narrowing handled exceptions needs the store — or a query left with
+// no class (it answers nothing).
+func (q aq) liveSeverities() bool {
+	if len(q.severities) == 0 {
+		return true
+	}
+	fatal, other := slices.Contains(q.severities, "fatal"), slices.ContainsFunc(q.severities, func(s string) bool { return s != "fatal" })
+	left := 0
+	for _, c := range q.classes("crash", "anr", "handled") {
+		switch {
+		case c == "handled" && other:
+			return false
+		case c == "anr", c == "crash" && fatal:
+			left++
+		}
+	}
+	return left > 0
 }
 
 // attrOf is the attribute a filter list compares with.
@@ -132,7 +170,8 @@ func (q aq) matchIssue(e *gEvent, classes []string, group string) bool {
 	if len(classes) > 0 && !slices.Contains(classes, e.class) {
 		return false
 	}
-	if len(q.severities) > 0 && (e.class == "anr" || !slices.Contains(q.severities, e.severity)) {
+	// A severity narrows exceptions; an ANR is selected by its class whatever the severities.
+	if len(q.severities) > 0 && e.class != "anr" && !slices.Contains(q.severities, e.severity) {
 		return false
 	}
 	return q.match(e)
@@ -275,9 +314,10 @@ func (d *dataset) span(app *gApp) (first, last int64) {
 }
 
 // answeredBy is who answers a group list or journey: the app actor for whole-day windows
-// (or bounds beyond all data) without attribute, ud or severity filters.
+// (or bounds beyond all data) without attribute or ud filters, and without severities that
+// narrow handled exceptions (liveSeverities).
 func (d *dataset) answeredBy(app *gApp, q aq) string {
-	if q.filtered() {
+	if q.filtered() || !q.liveSeverities() {
 		return "store"
 	}
 	first, last := d.span(app)
