@@ -40,8 +40,9 @@ type SessionQuery struct {
 	// type menu offers them); when none is, kinds do not matter.
 	//
 	// Issue: a matching event that is an issue (ClassOf) of one of Classes (every class when
-	// empty) and, when Severities is set, of one of Severities — IssueQuery.MatchIssue's rule,
-	// the one errorGroups applies (an ANR has no severity).
+	// empty) and, when Severities is set and the issue is an exception, of one of Severities —
+	// IssueQuery.MatchIssue's rule, the one errorGroups applies (severities narrow exceptions
+	// only; an ANR of Classes is kept whatever they are). IssueKinds reads both parameters.
 	Issue      bool
 	Classes    []IssueClass
 	Severities []string
@@ -91,7 +92,7 @@ const (
 func (q *SessionQuery) KindsOf(e *Event) SessionKinds {
 	var k SessionKinds
 	if c := ClassOf(e.Type, &e.Facts); c != 0 && (len(q.Classes) == 0 || slices.Contains(q.Classes, c)) &&
-		(len(q.Severities) == 0 || slices.Contains(q.Severities, e.Facts.Issue.Severity)) {
+		(c == ClassANR || len(q.Severities) == 0 || slices.Contains(q.Severities, e.Facts.Issue.Severity)) {
 		k |= KindIssue
 	}
 	switch e.Type {

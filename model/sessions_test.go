@@ -70,7 +70,7 @@ func TestSessionKinds(t *testing.T) {
 		{"unhandled is handled class", sessEvent("exception", handledPayload, 1, nil), []IssueClass{ClassHandled}, []string{"unhandled"}, KindIssue},
 		{"unhandled, severity fatal", sessEvent("exception", handledPayload, 1, nil), nil, []string{"fatal"}, 0},
 		{"anr", sessEvent("anr", anrPayload, 1, nil), []IssueClass{ClassANR}, nil, KindIssue},
-		{"anr has no severity", sessEvent("anr", anrPayload, 1, nil), []IssueClass{ClassANR}, []string{"fatal"}, 0},
+		{"severities narrow exceptions only", sessEvent("anr", anrPayload, 1, nil), []IssueClass{ClassANR}, []string{"fatal"}, KindIssue},
 		{"exception without group", sessEvent("exception", `[]`, 1, nil), nil, nil, 0},
 		{"bug report", sessEvent("bug_report", `{"description":"x"}`, 1, nil), nil, nil, KindBugReport},
 		{"click", sessEvent("gesture_click", `{"x":1,"y":2}`, 1, nil), nil, nil, KindInteraction | KindForeground},

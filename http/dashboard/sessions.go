@@ -3,7 +3,6 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -70,30 +69,16 @@ func sessionKinds(p *params, q *model.SessionQuery) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range types {
-		var cs []model.IssueClass
-		if t == "error" {
-			cs = []model.IssueClass{model.ClassCrash, model.ClassHandled}
-		} else if c, ok := model.ParseIssueClass(t); ok {
-			cs = []model.IssueClass{c}
-		} else {
-			return bad("type %q is not one of error, crash, handled, anr", t)
-		}
-		for _, c := range cs {
-			if !slices.Contains(q.Classes, c) {
-				q.Classes = append(q.Classes, c)
-			}
-		}
-	}
-	if q.Severities, err = p.list("severity"); err != nil {
+	sevs, err := p.list("severity")
+	if err != nil {
 		return err
 	}
-	for _, v := range q.Severities {
-		if v != "fatal" && v != "unhandled" && v != "handled" {
-			return bad("severity %q is not one of fatal, unhandled, handled", v)
+	if q.Issue = len(types) > 0 || len(sevs) > 0; q.Issue {
+		// The same vocabulary and meaning as errorGroups: severities narrow exceptions only.
+		if q.Classes, q.Severities, err = model.IssueKinds(types, sevs); err != nil {
+			return bad("%v", err)
 		}
 	}
-	q.Issue = len(types) > 0 || len(q.Severities) > 0
 	for _, fl := range []struct {
 		name string
 		dst  *bool

@@ -155,9 +155,9 @@ func sessionsSQL(q *query, sq *model.SessionQuery, aggs, only string) {
 			q.sql(")")
 		}
 		if len(sq.Severities) > 0 {
-			q.sql(" AND severity IN (")
+			q.sql(" AND (type = 'anr' OR severity IN (") // severities narrow exceptions only
 			list(q, sq.Severities)
-			q.sql(")")
+			q.sql("))")
 		}
 		q.sql(") AS r_issue, ")
 	} else {

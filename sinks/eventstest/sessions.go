@@ -469,7 +469,7 @@ func sessionQueries(t *testing.T, d *sessData) []sessionQueryCase {
 	add("severity-unhandled-handled", full, func(q *model.SessionQuery) { q.Issue, q.Severities = true, []string{"unhandled", "handled"} }, false)
 	add("anr-with-severity", full, func(q *model.SessionQuery) {
 		q.Issue, q.Classes, q.Severities = true, []model.IssueClass{model.ClassANR}, []string{"fatal"}
-	}, true) // an ANR has no severity, as on errorGroups
+	}, false) // severities narrow exceptions only: the ANR sessions, as on errorGroups
 	add("bug-report", full, func(q *model.SessionQuery) { q.BugReport = true }, false)
 	add("user-interaction", full, func(q *model.SessionQuery) { q.UserInteraction = true }, false)
 	add("foreground", full, func(q *model.SessionQuery) { q.Foreground = true }, false)

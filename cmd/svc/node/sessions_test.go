@@ -299,7 +299,8 @@ func checkSessionList(t *testing.T, c *spanClient, d *sessionData) {
 	c.want(t, "/sessions", q("&type=error&severity=handled,unhandled"), page(false, false))
 	c.want(t, "/sessions", q("&type=anr"), page(false, false, s3))
 	c.want(t, "/sessions", q("&type=crash,anr"), page(false, false, s3, s1))
-	c.want(t, "/sessions", q("&type=error,anr&severity=fatal"), page(false, false, s1)) // an ANR has no severity, as on errorGroups
+	c.want(t, "/sessions", q("&type=error,anr&severity=fatal"), page(false, false, s3, s1)) // severities narrow exceptions only, as on errorGroups
+	c.want(t, "/sessions", q("&type=anr&severity=handled"), page(false, false, s3))
 	c.want(t, "/sessions", q("&severity=fatal"), page(false, false, s1))
 	c.want(t, "/sessions", q("&bug_report=1"), page(false, false, s2))
 	c.want(t, "/sessions", q("&user_interaction=1"), page(false, false, s1))
