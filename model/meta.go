@@ -82,6 +82,13 @@ type App struct {
 	RetentionDays int
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// Onboarded is set once the app's first batch was accepted (sinks.Onboarding), at
+	// OnboardedAt; zero before. UniqueID is set with it when still empty.
+	Onboarded   bool
+	OnboardedAt time.Time
+	// OSNames are the lowercased OS names of the app's accepted batches, in the order first
+	// recorded; empty before the first batch.
+	OSNames []string
 }
 
 // APIKey authenticates an app's SDK. At most one key of an app is not revoked.

@@ -13,6 +13,17 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
+// addOnboarding adds the app's onboarding to its JSON (sinks.Onboarding sets it from the app's
+// accepted batches): onboarded, onboarded_at (null before), os_names (lowercased, in the order
+// first seen; [] before). unique_identifier is already there ("" before).
+func addOnboarding(m map[string]any, app model.App) {
+	names := app.OSNames
+	if names == nil {
+		names = []string{}
+	}
+	m["onboarded"], m["onboarded_at"], m["os_names"] = app.Onboarded, ts(app.OnboardedAt), names
+}
+
 func (a *API) renameApp(w http.ResponseWriter, r *http.Request) {
 	name, ok := decodeName(w, r, "app name")
 	if !ok {

@@ -73,6 +73,7 @@ func (a *API) renameTeam(w http.ResponseWriter, r *http.Request) {
 func (a *API) appJSON(ctx context.Context, app model.App) (map[string]any, error) {
 	m := map[string]any{"id": app.ID, "team_id": app.TeamID, "name": app.Name, "unique_identifier": app.UniqueID,
 		"platform": app.Platform, "retention": app.RetentionDays, "created_at": ts(app.CreatedAt), "updated_at": ts(app.UpdatedAt)}
+	addOnboarding(m, app)
 	k, err := a.Meta.ActiveAPIKey(ctx, app.ID)
 	if err != nil && !errors.Is(err, sinks.ErrNotFound) {
 		return nil, err

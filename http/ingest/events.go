@@ -68,6 +68,9 @@ type Events struct {
 	// Stages, when set, times each step of an accepted request (NewStageMetrics), so operators
 	// see where ingest latency goes.
 	Stages *prometheus.HistogramVec
+	// Onboard, when set, records the app's onboarding from its accepted batches (in the
+	// background, once per app and new OS name per node).
+	Onboard *sinks.Onboarder
 }
 
 func (h *Events) budget() *Budget {
@@ -284,6 +287,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Inline attachment bytes are in the spool record; the flusher writes them to the blob store
 	// (their two syncs each were the largest part of this handler's tail latency).
 	h.Actors.DistributeWithBlobs(app.ID, batch.Events, batch.Spans, inlineBlobs(app.ID, batch.Inline), rec.Seq, len(record), false)
+	h.Onboard.Observe(app, batch.Events, batch.Spans)
 	h.lap("distribute", &t)
 
 	if multi {
@@ -558,6 +562,8 @@ func (h *Events) Replay(ctx context.Context, recs []spool.Record) (events, spans
 			return events, spans, err
 		}
 		h.Actors.DistributeWithBlobs(rec.AppID, b.Events, b.Spans, inlineBlobs(rec.AppID, b.Inline), rec.Seq, len(rec.Body), true)
+		// The node may have stopped before it recorded the app's onboarding.
+		h.Onboard.Observe(model.App{ID: rec.AppID}, b.Events, b.Spans)
 		events += len(b.Events)
 		spans += len(b.Spans)
 		if ctx.Err() != nil {

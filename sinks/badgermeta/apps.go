@@ -24,6 +24,8 @@ func (s *Store) CreateApp(ctx context.Context, a model.App, k model.APIKey) erro
 	}
 	a.RetentionDays = days
 	a, k = utcApp(a), utcKey(k)
+	// A new app is not onboarded: MarkOnboarded alone sets these (as in Postgres).
+	a.Onboarded, a.OnboardedAt, a.OSNames = false, time.Time{}, nil
 	return s.update(ctx, func(txn *badger.Txn) error {
 		if err := mustExist(txn, key(pTeam, a.TeamID[:]), "team "+a.TeamID.String()); err != nil {
 			return err

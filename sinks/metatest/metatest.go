@@ -105,6 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"DeleteChatApp", testDeleteChatApp},
 		{"SDKConfigExtra", testSDKConfigExtra},
 		{"NotifPrefs", testNotifPrefs},
+		{"Onboarding", testOnboarding},
 		{"Alerts", testAlerts},
 		{"AlertDeliveries", testAlertDeliveries},
 		{"Times", testTimes},

@@ -12,12 +12,17 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-const appCols = `a.id, a.team_id, a.name, a.unique_id, a.platform, a.retention_days, a.created_at, a.updated_at`
+const appCols = `a.id, a.team_id, a.name, a.unique_id, a.platform, a.retention_days, a.created_at, a.updated_at,
+	a.onboarded, a.onboarded_at, a.os_names`
 
 func scanApp(row pgx.Row, extra ...any) (model.App, error) {
-	var a model.App
-	err := row.Scan(append([]any{&a.ID, &a.TeamID, &a.Name, &a.UniqueID, &a.Platform, &a.RetentionDays, &a.CreatedAt, &a.UpdatedAt}, extra...)...)
-	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
+	var (
+		a           model.App
+		onboardedAt *time.Time
+	)
+	err := row.Scan(append([]any{&a.ID, &a.TeamID, &a.Name, &a.UniqueID, &a.Platform, &a.RetentionDays, &a.CreatedAt, &a.UpdatedAt,
+		&a.Onboarded, &onboardedAt, &a.OSNames}, extra...)...)
+	a.CreatedAt, a.UpdatedAt, a.OnboardedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC(), utcOrZero(onboardedAt)
 	return a, err
 }
 

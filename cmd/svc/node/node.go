@@ -260,7 +260,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n.budget = budget
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_ingest_inflight_body_bytes",
 		Help: "Request body bytes PUT /events holds in memory now (bounded by --max-inflight-bytes)."}, func() float64 { return float64(budget.Used()) }))
-	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0), Budget: budget,
+	onboard := &sinks.Onboarder{Log: log}
+	if o, ok := n.Meta.(sinks.Onboarding); ok {
+		onboard.Store = o
+	}
+	n.closers = append(n.closers, onboard.Close) // before the metadata store closes
+	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0), Budget: budget, Onboard: onboard,
 		MaxEventAge: cfg.MaxEventAge, MaxEventFuture: cfg.MaxEventFuture,
 		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
