@@ -349,13 +349,6 @@ func floorDiv(x, d string) string {
 	return "(intDiv(" + x + ", " + d + ") - if(modulo(" + x + ", " + d + ") < 0, 1, 0))"
 }
 
-// bucketSQL is bucketsSQL of the timestamp column in UTC, for callers that have only a plot
-// time group (network.go, until it passes its model.Buckets to bucketsSQL).
-func bucketSQL(g model.PlotTimeGroup, prefix string) string {
-	sql, _ := bucketsSQL(model.Buckets{Group: g}, "timestamp", prefix)
-	return sql
-}
-
 // The rows whose buckets in a time zone ClickHouse computes with its zone functions:
 // timestamps in [1971-01-01, 2105-01-01) UTC, in Unix nanoseconds. Those functions work on
 // DateTime (UInt32 seconds since 1970) and, in 18.16, on a table of dates 1970–2105, and a

@@ -284,7 +284,7 @@ func TestBucketSQL(t *testing.T) {
 		for i, v := range ts {
 			texts[i] = strconv.FormatInt(v, 10)
 		}
-		q.sql("SELECT timestamp, "+bucketSQL(g, "x_")+" FROM (SELECT toInt64(arrayJoin(?)) AS timestamp)", texts)
+		q.sql("SELECT timestamp, "+utcBucketSQL(g, "timestamp", "x_")+" FROM (SELECT toInt64(arrayJoin(?)) AS timestamp)", texts)
 		n := 0
 		err := s.each(ctxT(t), &q, func(scan func(...any) error) error {
 			var at, b int64
