@@ -31,19 +31,7 @@ type BugReportsReference struct {
 // NewBugReportsReference keeps the last of the events written with each (app, id), as a store
 // does.
 func NewBugReportsReference(written []model.Event) *BugReportsReference {
-	type key struct{ app, id uuid.UUID }
-	at := map[key]int{}
-	r := &BugReportsReference{}
-	for _, e := range written {
-		k := key{e.AppID, e.ID}
-		if i, ok := at[k]; ok {
-			r.events[i] = e
-			continue
-		}
-		at[k] = len(r.events)
-		r.events = append(r.events, e)
-	}
-	return r
+	return &BugReportsReference{events: lastEvents(written)}
 }
 
 func (r *BugReportsReference) selected(q *model.BugReportQuery) []model.Event {

@@ -598,3 +598,26 @@ func openWritten[S sinks.EventStore](t *testing.T, open func(t *testing.T) S, ev
 	}
 	return s
 }
+
+// lastBy keeps one item per key, the last written, in the order keys were first written: what a
+// store holds after the writes (a replay replaces a row with itself).
+func lastBy[T any, K comparable](written []T, key func(*T) K) []T {
+	at := map[K]int{}
+	var out []T
+	for i := range written {
+		k := key(&written[i])
+		if j, ok := at[k]; ok {
+			out[j] = written[i]
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, written[i])
+	}
+	return out
+}
+
+// lastEvents is lastBy of events by (app, event id).
+func lastEvents(written []model.Event) []model.Event {
+	type key struct{ app, id uuid.UUID }
+	return lastBy(written, func(e *model.Event) key { return key{e.AppID, e.ID} })
+}

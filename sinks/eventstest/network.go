@@ -29,19 +29,7 @@ type NetworkReference struct {
 
 // NewNetworkReference keeps the last of the events written with each (app, id), as a store does.
 func NewNetworkReference(written []model.Event) *NetworkReference {
-	type key struct{ app, id uuid.UUID }
-	at := map[key]int{}
-	r := &NetworkReference{}
-	for _, e := range written {
-		k := key{e.AppID, e.ID}
-		if i, ok := at[k]; ok {
-			r.events[i] = e
-			continue
-		}
-		at[k] = len(r.events)
-		r.events = append(r.events, e)
-	}
-	return r
+	return &NetworkReference{events: lastEvents(written)}
 }
 
 // HTTPPaths is sinks.Network.HTTPPaths.

@@ -30,7 +30,7 @@ type SessionsReference struct {
 // NewSessionsReference keeps the last of the events and spans written with each id, as a store
 // does.
 func NewSessionsReference(events []model.Event, spans []model.Span) *SessionsReference {
-	return &SessionsReference{events: NewNetworkReference(events).events, spans: NewSpansReference(spans).spans}
+	return &SessionsReference{events: lastEvents(events), spans: NewSpansReference(spans).spans}
 }
 
 // Selected are the summaries of every session q selects, newest first.

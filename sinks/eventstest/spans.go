@@ -35,18 +35,7 @@ func NewSpansReference(written []model.Span) *SpansReference {
 		app uuid.UUID
 		id  string
 	}
-	at := map[key]int{}
-	r := &SpansReference{}
-	for _, s := range written {
-		k := key{s.AppID, s.SpanID}
-		if i, ok := at[k]; ok {
-			r.spans[i] = s
-			continue
-		}
-		at[k] = len(r.spans)
-		r.spans = append(r.spans, s)
-	}
-	return r
+	return &SpansReference{spans: lastBy(written, func(s *model.Span) key { return key{s.AppID, s.SpanID} })}
 }
 
 // RootSpanNames is sinks.Spans.RootSpanNames.
