@@ -46,7 +46,7 @@ func (a *API) alerts(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "read window", err)
 		return
 	}
-	limit, offset, err := spanPage(p)
+	limit, offset, err := offsetPage(p)
 	if err != nil {
 		a.fail(w, "read page", err)
 		return
@@ -56,7 +56,7 @@ func (a *API) alerts(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, "list alerts", err)
 		return
 	}
-	out := pageOf[alertJSON]{Meta: pageMeta{Next: len(list) > limit, Previous: offset > 0}, Results: []alertJSON{}}
+	out := pageOf[alertJSON]{Meta: offsetMeta(len(list), limit, offset), Results: []alertJSON{}}
 	for _, al := range list[:min(len(list), limit)] {
 		out.Results = append(out.Results, alertJSON{ID: al.ID.String(), TeamID: al.TeamID.String(), AppID: al.AppID.String(),
 			EntityID: al.EntityID, Type: al.Type, Message: al.Message, URL: al.URL,

@@ -161,7 +161,7 @@ func (a *API) bugReports(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "read filters", err)
 		return
 	}
-	limit, offset, err := spanPage(p)
+	limit, offset, err := offsetPage(p)
 	if err != nil {
 		a.fail(w, "read page", err)
 		return
@@ -181,7 +181,7 @@ func (a *API) bugReports(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, "read bug report statuses", err)
 		return
 	}
-	out := pageOf[bugReportItemJSON]{Meta: pageMeta{Next: len(evs) > limit, Previous: offset > 0}, Results: []bugReportItemJSON{}}
+	out := pageOf[bugReportItemJSON]{Meta: offsetMeta(len(evs), limit, offset), Results: []bugReportItemJSON{}}
 	for i := range page {
 		e := &page[i]
 		st, known := states[e.ID]

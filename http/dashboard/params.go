@@ -267,3 +267,34 @@ func (p *params) freeText() (string, error) {
 	}
 	return text, nil
 }
+
+// offsetPage reads the limit (1 to maxLimit, default defaultLimit) and offset (0 to
+// maxOffset) of the lists paged by offset: spans, sessions, bug reports, alerts. A store is
+// asked for limit+1 items, and offsetMeta says from them whether there is more.
+func offsetPage(p *params) (limit, offset int, err error) {
+	limit = defaultLimit
+	if s := p.q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxLimit {
+			return 0, 0, bad("limit %q must be an integer from 1 to %d", s, maxLimit)
+		}
+		limit = n
+	}
+	if s := p.q.Get("offset"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > maxOffset {
+			return 0, 0, bad("offset %q must be an integer from 0 to %d", s, maxOffset)
+		}
+		offset = n
+	}
+	return limit, offset, nil
+}
+
+// offsetMeta is the meta of an offset page for which a store returned fetched items when asked
+// for limit+1.
+func offsetMeta(fetched, limit, offset int) pageMeta {
+	return pageMeta{Next: fetched > limit, Previous: offset > 0}
+}
+
+// maxOffset is the largest offset of the lists paged by offset.
+const maxOffset = 1_000_000_000

@@ -123,7 +123,7 @@ func (a *API) sessionList(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "read filters", err)
 		return
 	}
-	limit, offset, err := spanPage(p)
+	limit, offset, err := offsetPage(p)
 	if err != nil {
 		a.fail(w, "read page", err)
 		return
@@ -134,7 +134,7 @@ func (a *API) sessionList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	app := appOf(r.Context()).ID.String()
-	out := pageOf[sessionJSON]{Meta: pageMeta{Next: len(page) > limit, Previous: offset > 0}, Results: []sessionJSON{}}
+	out := pageOf[sessionJSON]{Meta: offsetMeta(len(page), limit, offset), Results: []sessionJSON{}}
 	for i := range page[:min(len(page), limit)] {
 		s := &page[i]
 		d := &s.Device

@@ -19,11 +19,8 @@ import (
 // their duration percentiles per version and bucket, and one trace. Every answer comes from the
 // event store (sinks.Spans); the app actors keep no span aggregates.
 
-// Limits of the span endpoints.
-const (
-	maxRootSpanNames = 5000          // names listed by /spans/roots/names
-	maxSpanOffset    = 1_000_000_000 // largest offset of /spans
-)
+// maxRootSpanNames bounds the names /spans/roots/names lists.
+const maxRootSpanNames = 5000
 
 var traceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
@@ -136,26 +133,6 @@ func spanStatuses(vs []string) ([]uint8, error) {
 	return out, nil
 }
 
-// spanPage reads limit (1 to maxLimit, default defaultLimit) and offset (0 or more).
-func spanPage(p *params) (limit, offset int, err error) {
-	limit = defaultLimit
-	if s := p.q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxLimit {
-			return 0, 0, bad("limit %q must be an integer from 1 to %d", s, maxLimit)
-		}
-		limit = n
-	}
-	if s := p.q.Get("offset"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > maxSpanOffset {
-			return 0, 0, bad("offset %q must be an integer from 0 to %d", s, maxSpanOffset)
-		}
-		offset = n
-	}
-	return limit, offset, nil
-}
-
 type rootSpanJSON struct {
 	AppID              string `json:"app_id"`
 	SpanName           string `json:"span_name"`
@@ -185,7 +162,7 @@ func (a *API) rootSpans(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "read filters", err)
 		return
 	}
-	limit, offset, err := spanPage(p)
+	limit, offset, err := offsetPage(p)
 	if err != nil {
 		a.fail(w, "read page", err)
 		return
@@ -195,7 +172,7 @@ func (a *API) rootSpans(w http.ResponseWriter, r *http.Request) {
 		a.internal(w, "query spans", err)
 		return
 	}
-	out := pageOf[rootSpanJSON]{Meta: pageMeta{Next: len(spans) > limit, Previous: offset > 0}, Results: []rootSpanJSON{}}
+	out := pageOf[rootSpanJSON]{Meta: offsetMeta(len(spans), limit, offset), Results: []rootSpanJSON{}}
 	for i := range spans[:min(len(spans), limit)] {
 		s := &spans[i]
 		out.Results = append(out.Results, rootSpanJSON{AppID: s.AppID.String(), SpanName: s.Name, SpanID: s.SpanID,
