@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -249,13 +248,10 @@ func (al *alerting) rebuild(ctx context.Context, app uuid.UUID) error {
 const maxAlertDescription = 1000
 
 // bugReportRef is what a bug report's alert needs of its event: the id and the description
-// (cut at maxAlertDescription bytes, on a character boundary).
+// (model.BugReportDescription, as the stores read it; cut at maxAlertDescription bytes, on a
+// character boundary).
 func bugReportRef(e *model.Event) *actorpb.BugReportRef {
-	var p struct {
-		Description string `json:"description"`
-	}
-	_ = json.Unmarshal(e.Payload, &p) // validated at ingest; a bug report is rare, so plain JSON
-	d := p.Description
+	d := model.BugReportDescription(e.Payload)
 	if len(d) > maxAlertDescription {
 		d = strings.ToValidUTF8(d[:maxAlertDescription], "") + "…"
 	}

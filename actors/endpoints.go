@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 
@@ -79,34 +78,27 @@ func (en *endpoints) reply(ready bool) *actorpb.EndpointsReply {
 	return r
 }
 
-// batchPaths appends to out the distinct paths of events' completed requests that out lacks.
-// A batch has few distinct paths, compared one by one; a map takes over past 32 of them.
-func batchPaths(out []*actorpb.HttpPath, events []model.Event) []*actorpb.HttpPath {
-	var seen map[model.HTTPPath]struct{}
-	for i := range events {
-		h := &events[i].Facts.HTTP
-		if events[i].Type != "http" || !h.Completed() {
-			continue
-		}
-		if seen != nil {
-			if _, ok := seen[model.HTTPPath{Domain: h.Domain, Path: h.Path}]; ok {
-				continue
-			}
-		} else if slices.ContainsFunc(out, func(p *actorpb.HttpPath) bool { return p.Domain == h.Domain && p.Path == h.Path }) {
-			continue
-		}
-		out = append(out, &actorpb.HttpPath{Domain: h.Domain, Path: h.Path})
-		switch {
-		case seen != nil:
-			seen[model.HTTPPath{Domain: h.Domain, Path: h.Path}] = struct{}{}
-		case len(out) > 32:
-			seen = make(map[model.HTTPPath]struct{}, 2*len(out))
-			for _, p := range out {
-				seen[model.HTTPPath{Domain: p.Domain, Path: p.Path}] = struct{}{}
-			}
-		}
+// batchPaths collects the distinct paths of a batch's completed requests, for its summary.
+type batchPaths struct {
+	seen map[model.HTTPPath]struct{}
+	out  []*actorpb.HttpPath
+}
+
+// add records e's path when e is a completed request with a path not seen yet.
+func (b *batchPaths) add(e *model.Event) {
+	h := &e.Facts.HTTP
+	if e.Type != "http" || !h.Completed() {
+		return
 	}
-	return out
+	p := model.HTTPPath{Domain: h.Domain, Path: h.Path}
+	if _, ok := b.seen[p]; ok {
+		return
+	}
+	if b.seen == nil {
+		b.seen = map[model.HTTPPath]struct{}{}
+	}
+	b.seen[p] = struct{}{}
+	b.out = append(b.out, &actorpb.HttpPath{Domain: h.Domain, Path: h.Path})
 }
 
 // Endpoints asks the app's actor for its request paths and patterns (EndpointsReply.Ok false:

@@ -131,15 +131,17 @@ func (in *Ingest) DistributeWithBlobs(app uuid.UUID, events []model.Event, spans
 		sid := s.id
 		summary.Sessions = append(summary.Sessions, sid[:])
 	}
+	var paths batchPaths
 	for i := range events {
 		e := &events[i]
 		summary.Types[e.Type]++
+		paths.add(e)
 		if e.Type == "bug_report" {
 			summary.BugReports = append(summary.BugReports, bugReportRef(e))
 		}
 		summary.First, summary.Last = widen(summary.First, summary.Last, e.Timestamp)
 	}
-	summary.HttpPaths = batchPaths(summary.HttpPaths, events)
+	summary.HttpPaths = paths.out
 	for i := range spans {
 		summary.First, summary.Last = widen(summary.First, summary.Last, spans[i].StartTime)
 	}
