@@ -14,23 +14,31 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
 )
 
 // OIDC verifies OpenID Connect ID tokens (Google's "credential" by default) with go-oidc:
 // signature against the provider's published keys, issuer, audience == ClientID, expiry. svc
 // checks nothing of the JWT by hand; it only adds the nonce and email rules on top.
 //
-// Discovery runs once, on the first SignIn that succeeds in it; go-oidc then caches the keys and
-// refetches them when a token names a key id it has not seen (key rotation). Fields must not
-// change after the first SignIn.
+// With ClientSecret and RedirectURL it also signs in with an authorization code (SignInCode):
+// the code is exchanged at the provider's token endpoint (golang.org/x/oauth2) and the ID token
+// of the answer is verified the same way.
+//
+// Discovery runs once, on the first sign-in that succeeds in it; go-oidc then caches the keys
+// and refetches them when a token names a key id it has not seen (key rotation). Fields must not
+// change after the first sign-in.
 type OIDC struct {
-	Issuer   string           // default https://accounts.google.com
-	ClientID string           // required: the audience tokens must be issued to
-	HTTP     *http.Client     // nil: a default client; a zero Timeout becomes 10 s
-	Now      func() time.Time // nil: time.Now; tests move the clock to check expiry
+	Issuer       string           // default https://accounts.google.com
+	ClientID     string           // required: the audience tokens must be issued to
+	ClientSecret string           // the client's secret at the token endpoint; "": no SignInCode
+	RedirectURL  string           // the redirect_uri the code was issued for; "": no SignInCode
+	HTTP         *http.Client     // nil: a default client; a zero Timeout becomes 10 s
+	Now          func() time.Time // nil: time.Now; tests move the clock to check expiry
 
-	mu       sync.Mutex // guards verifier while discovery runs
+	mu       sync.Mutex // guards verifier and token while discovery runs
 	verifier *oidc.IDTokenVerifier
+	token    oauth2.Endpoint // the token endpoint and how the client authenticates there
 }
 
 // SignIn verifies the ID token credential and returns who it names. When nonce is not empty the
@@ -44,10 +52,15 @@ func (o *OIDC) SignIn(ctx context.Context, credential, nonce string) (Identity, 
 	if credential == "" {
 		return Identity{}, fmt.Errorf("%w: oidc: empty credential", ErrRejected)
 	}
-	v, err := o.verifierFor(ctx)
-	if err != nil {
+	if err := o.discover(ctx); err != nil {
 		return Identity{}, err
 	}
+	return o.verify(ctx, credential, nonce)
+}
+
+// verify checks an ID token with the discovered verifier and reads who it names.
+func (o *OIDC) verify(ctx context.Context, credential, nonce string) (Identity, error) {
+	v := o.verifier
 	var keys keyFetch
 	tok, err := v.Verify(context.WithValue(ctx, keyFetchKey{}, &keys), credential)
 	if err != nil {
@@ -82,27 +95,30 @@ func (o *OIDC) SignIn(ctx context.Context, credential, nonce string) (Identity, 
 	return id, nil
 }
 
-// verifierFor runs discovery the first time and keeps the verifier. A failed discovery is not
-// kept, so the next sign-in tries again.
-func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+// discover runs discovery the first time and keeps the verifier and the token endpoint. A
+// failed discovery is not kept, so the next sign-in tries again.
+func (o *OIDC) discover(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.verifier != nil {
-		return o.verifier, nil
+		return nil
 	}
 	issuer := orDefault(o.Issuer, "https://accounts.google.com")
 	client := boundedClient(o.HTTP)
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuer)
 	if err != nil {
-		return nil, fmt.Errorf("signin: oidc: discovery at %s: %w", issuer, err)
+		return fmt.Errorf("signin: oidc: discovery at %s: %w", issuer, err)
 	}
 	var meta struct {
-		JWKSURL string   `json:"jwks_uri"`
-		Algs    []string `json:"id_token_signing_alg_values_supported"`
+		JWKSURL     string   `json:"jwks_uri"`
+		Algs        []string `json:"id_token_signing_alg_values_supported"`
+		AuthMethods []string `json:"token_endpoint_auth_methods_supported"`
 	}
 	if err := p.Claims(&meta); err != nil || meta.JWKSURL == "" {
-		return nil, fmt.Errorf("signin: oidc: discovery at %s has no jwks_uri (%v)", issuer, err)
+		return fmt.Errorf("signin: oidc: discovery at %s has no jwks_uri (%v)", issuer, err)
 	}
+	o.token = p.Endpoint()
+	o.token.AuthStyle = authStyle(meta.AuthMethods)
 	// Key refetches run after this request is gone: their context carries only the client.
 	keySet := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), client), meta.JWKSURL)
 	o.verifier = oidc.NewVerifier(issuer, classifyingKeySet{keySet}, &oidc.Config{
@@ -110,7 +126,7 @@ func (o *OIDC) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 		Now:                  o.Now,
 		SupportedSigningAlgs: signingAlgs(meta.Algs),
 	})
-	return o.verifier, nil
+	return nil
 }
 
 // signingAlgs keeps the asymmetric algorithms go-oidc knows out of what discovery advertises;

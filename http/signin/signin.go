@@ -1,6 +1,8 @@
 // Package signin asks an identity provider who a dashboard user is: GitHub through its OAuth web
-// flow (POST /auth/codehost) or any OpenID Connect provider through an ID token (POST /auth/idp,
-// Google by default). It only proves an identity; users, sessions and tokens are the caller's.
+// flow (POST /auth/codehost) or any OpenID Connect provider (Google by default) through an ID
+// token (POST /auth/idp) or an authorization code exchanged at its token endpoint (the reference
+// dashboard's POST /auth/google). It only proves an identity; users, sessions and tokens are the
+// caller's. States keeps the state of the two-step sign-ins between their start and their code.
 //
 // Every error is one of two kinds, so the handler can answer the right status:
 // errors.Is(err, ErrRejected) means the provider (or its signed token) says no — the request is

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // TestBoundedClient: every provider request has a deadline and a size limit, and a caller's own
@@ -38,5 +40,24 @@ func TestBoundedClient(t *testing.T) {
 				t.Fatal("the caller's client was changed")
 			}
 		})
+	}
+}
+
+// TestAuthStyle: the client authenticates at the token endpoint as discovery allows, with
+// client_secret_basic when discovery says nothing (OpenID Connect Discovery 1.0 §3).
+func TestAuthStyle(t *testing.T) {
+	tests := []struct {
+		methods []string
+		want    oauth2.AuthStyle
+	}{
+		{nil, oauth2.AuthStyleInHeader},
+		{[]string{"client_secret_post", "client_secret_basic"}, oauth2.AuthStyleInHeader},
+		{[]string{"client_secret_post"}, oauth2.AuthStyleInParams},
+		{[]string{"private_key_jwt"}, oauth2.AuthStyleAutoDetect},
+	}
+	for _, tc := range tests {
+		if got := authStyle(tc.methods); got != tc.want {
+			t.Errorf("authStyle(%v) = %v, want %v", tc.methods, got, tc.want)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 // Package signintest runs fake identity providers that speak the real protocols over real HTTP,
 // so sign-in code and the handlers above it are tested without reaching GitHub or Google: a
 // GitHub (OAuth web flow token exchange, GET /user, GET /user/emails) and an OpenID Connect
-// provider (discovery, JWKS, RS256 ID tokens). Both are httptest servers on 127.0.0.1, closed
+// provider (discovery, JWKS, RS256 ID tokens, the authorization code grant at its token endpoint). Both are httptest servers on 127.0.0.1, closed
 // when the test ends, and safe for concurrent use.
 package signintest
 

@@ -5,8 +5,10 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"math/big"
+	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,20 +17,30 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// OIDC is a fake OpenID Connect provider: GET /.well-known/openid-configuration and GET /jwks,
-// and ID tokens signed RS256 with an RSA key made for the test. It serves no authorization or
-// token endpoint: a sign-in test gets its ID token from Token, as the browser would from the
-// provider. Tokens are signed with golang-jwt and the JWKS is written by hand from RFC 7517/7518,
-// so they are checked by a library (go-oidc, go-jose) that shares no code with the fake.
+// OIDC is a fake OpenID Connect provider: GET /.well-known/openid-configuration, GET /jwks,
+// POST /token, and ID tokens signed RS256 with an RSA key made for the test. It serves no
+// authorization endpoint (no browser): a test gets an ID token from Token, as the browser would
+// from the provider, or makes a code with AddCode, as the provider would hand the browser one,
+// and the code is exchanged at POST /token as RFC 6749 §4.1.3 says. Tokens are signed with
+// golang-jwt and the JWKS is written by hand from RFC 7517/7518, so they are checked by a library
+// (go-oidc, go-jose) that shares no code with the fake.
 type OIDC struct {
-	t        testing.TB
-	srv      *httptest.Server
-	clientID string
+	t            testing.TB
+	srv          *httptest.Server
+	clientID     string
+	clientSecret string
 
-	mu   sync.Mutex
-	keys []signingKey // all are published; the last signs
+	mu        sync.Mutex
+	keys      []signingKey         // all are published; the last signs
+	codes     map[string]codeGrant // authorization code → what it is exchanged for, until exchanged
+	failToken int                  // not 0: POST /token answers this status
 
-	discoveryHits, keysHits atomic.Int64
+	discoveryHits, keysHits, tokenHits atomic.Int64
+}
+
+// codeGrant is what an authorization code stands for.
+type codeGrant struct {
+	redirectURI, idToken string
 }
 
 type signingKey struct {
@@ -39,11 +51,13 @@ type signingKey struct {
 // NewOIDC starts a fake provider with one signing key; it closes when t ends.
 func NewOIDC(t testing.TB) *OIDC {
 	t.Helper()
-	o := &OIDC{t: t, clientID: randomHex(6) + ".apps.example.com"}
+	o := &OIDC{t: t, clientID: randomHex(6) + ".apps.example.com", clientSecret: "GOCSPX-" + randomHex(14),
+		codes: map[string]codeGrant{}}
 	o.RotateKey()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", o.discovery)
 	mux.HandleFunc("GET /jwks", o.jwks)
+	mux.HandleFunc("POST /token", o.token)
 	o.srv = httptest.NewServer(mux)
 	t.Cleanup(o.srv.Close)
 	return o
@@ -55,6 +69,9 @@ func (o *OIDC) URL() string { return o.srv.URL }
 // ClientID is the default audience ("aud") of its tokens.
 func (o *OIDC) ClientID() string { return o.clientID }
 
+// ClientSecret is the secret the token endpoint expects of ClientID.
+func (o *OIDC) ClientSecret() string { return o.clientSecret }
+
 // Close stops the server now (to test an unreachable provider); it is safe to call twice.
 func (o *OIDC) Close() { o.srv.Close() }
 
@@ -63,6 +80,28 @@ func (o *OIDC) DiscoveryRequests() int { return int(o.discoveryHits.Load()) }
 
 // KeyRequests counts GET /jwks so far.
 func (o *OIDC) KeyRequests() int { return int(o.keysHits.Load()) }
+
+// TokenRequests counts POST /token so far.
+func (o *OIDC) TokenRequests() int { return int(o.tokenHits.Load()) }
+
+// AddCode makes code exchangeable, once, at POST /token for an ID token with claims (as Token
+// takes them), when the exchange names redirectURI: the redirect_uri the browser was sent to
+// the provider with. Call it from the test's goroutine (it may Fatal).
+func (o *OIDC) AddCode(code, redirectURI string, claims map[string]any) {
+	o.t.Helper()
+	tok := o.Token(claims)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.codes[code] = codeGrant{redirectURI: redirectURI, idToken: tok}
+}
+
+// FailTokens makes POST /token answer status with a JSON error body from now on, as a
+// provider in trouble does; 0 makes it work again.
+func (o *OIDC) FailTokens(status int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.failToken = status
+}
 
 // RotateKey makes a new RSA key with a new key id. Later tokens are signed with it; the JWKS
 // publishes it beside the earlier keys, as Google does while it rotates.
@@ -116,12 +155,84 @@ func (o *OIDC) discovery(w http.ResponseWriter, _ *http.Request) {
 	o.discoveryHits.Add(1)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                o.URL(),
+		"authorization_endpoint":                o.URL() + "/authorize",
+		"token_endpoint":                        o.URL() + "/token",
 		"jwks_uri":                              o.URL() + "/jwks",
-		"response_types_supported":              []string{"id_token"},
+		"response_types_supported":              []string{"code", "id_token"},
+		"grant_types_supported":                 []string{"authorization_code"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
 		"claims_supported":                      []string{"iss", "aud", "sub", "exp", "iat", "nonce", "email", "email_verified", "name"},
 	})
+}
+
+// token is POST /token, the authorization code grant of RFC 6749 §4.1.3: a form-encoded body
+// with grant_type=authorization_code, code and redirect_uri; the client authenticates with HTTP
+// Basic (client_secret_basic, id and secret form-encoded first, §2.3.1) or with client_id and
+// client_secret in the body (client_secret_post), not both. Errors are §5.2's JSON; a
+// redirect_uri other than the code's is Google's redirect_uri_mismatch.
+func (o *OIDC) token(w http.ResponseWriter, r *http.Request) {
+	o.tokenHits.Add(1)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	fail := func(status int, code, desc string) {
+		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+	}
+	o.mu.Lock()
+	failStatus := o.failToken
+	o.mu.Unlock()
+	if failStatus != 0 {
+		fail(failStatus, "temporarily_unavailable", "the token endpoint is failing (signintest.FailTokens)")
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		fail(http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		fail(http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	form := r.PostForm
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		if form.Has("client_secret") {
+			fail(http.StatusBadRequest, "invalid_request", "more than one client authentication method")
+			return
+		}
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = form.Get("client_id"), form.Get("client_secret")
+	}
+	if id != o.clientID || secret != o.clientSecret {
+		if basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="token"`)
+		}
+		fail(http.StatusUnauthorized, "invalid_client", "The OAuth client was not found or its secret is wrong.")
+		return
+	}
+	if form.Get("grant_type") != "authorization_code" {
+		fail(http.StatusBadRequest, "unsupported_grant_type", "Invalid grant_type: "+form.Get("grant_type"))
+		return
+	}
+	o.mu.Lock()
+	grant, ok := o.codes[form.Get("code")]
+	delete(o.codes, form.Get("code"))
+	o.mu.Unlock()
+	switch {
+	case !ok:
+		fail(http.StatusBadRequest, "invalid_grant", "Malformed auth code.")
+	case form.Get("redirect_uri") != grant.redirectURI:
+		fail(http.StatusBadRequest, "redirect_uri_mismatch", "Bad Request")
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{
+			"access_token": "ya29." + randomHex(24), "expires_in": 3599, "token_type": "Bearer",
+			"scope":    "openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile",
+			"id_token": grant.idToken,
+		})
+	}
 }
 
 // jwks serves the public keys as a JWK Set: n and e are unsigned big-endian base64url without
