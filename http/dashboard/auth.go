@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/http/httpx"
@@ -262,75 +261,4 @@ func (a *API) session(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]any{"user": map[string]any{"id": u.ID, "own_team_id": team.ID, "name": u.Name,
 		"email": u.Email, "confirmed_at": ts(u.ConfirmedAt), "last_sign_in_at": ts(u.LastSignInAt),
 		"created_at": ts(u.CreatedAt), "updated_at": ts(u.UpdatedAt)}})
-}
-
-// authAliasRoutes mounts the sign-in paths the reference web dashboard posts to (issue #15):
-// POST /auth/github stands for /auth/codehost and POST /auth/google for /auth/idp.
-func (a *API) authAliasRoutes(r chi.Router, limit func(http.Handler) http.Handler) {
-	r.With(limit).Post("/github", a.signInGitHub)
-	r.With(limit).Post("/google", a.signInGoogle)
-}
-
-// signInGitHub answers POST /auth/github. {"type": "code", "state", "code"} signs in exactly as
-// POST /auth/codehost does. {"type": "init", "state"}, which the dashboard sends before it sends
-// the browser to GitHub, is acknowledged; svc keeps no state between the two (as with
-// /auth/codehost, the state is not checked).
-func (a *API) signInGitHub(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Type  string `json:"type"`
-		State string `json:"state"`
-		Code  string `json:"code"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	switch req.Type {
-	case "init":
-		a.initAck(w, req.State, "github", "the code host", codeHostEnabled)
-	case "code":
-		a.codeHost(w, r, req.Code)
-	default:
-		httpx.Error(w, http.StatusBadRequest, `type must be "init" or "code"`)
-	}
-}
-
-// signInGoogle answers POST /auth/google. A body of POST /auth/idp ({"credential", "state",
-// "nonce"}) signs in exactly as /auth/idp does; {"type": "init", "state"} is acknowledged. svc
-// verifies Google's ID token and does not exchange authorization codes (that needs a client
-// secret it is not given), so {"type": "code"} without a credential is 400 saying so.
-func (a *API) signInGoogle(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Type       string `json:"type"`
-		State      string `json:"state"`
-		Code       string `json:"code"`
-		Credential string `json:"credential"`
-		Nonce      string `json:"nonce"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	switch {
-	case req.Type == "init":
-		a.initAck(w, req.State, "google", "the identity provider", idpEnabled)
-	case req.Type == "" || req.Credential != "":
-		a.idp(w, r, req.Credential, req.Nonce)
-	case req.Type == "code":
-		httpx.Error(w, http.StatusBadRequest, `this server signs in with the identity provider's ID token: send {"credential", "nonce"} `+
-			`as POST /auth/idp takes them; exchanging an authorization code is not supported`)
-	default:
-		httpx.Error(w, http.StatusBadRequest, `type must be "init" or "code"`)
-	}
-}
-
-// initAck acknowledges the start of a sign-in with provider, once the server can finish it.
-func (a *API) initAck(w http.ResponseWriter, state, provider, what string, enabled func(SignIn) bool) {
-	if state == "" {
-		httpx.Error(w, http.StatusBadRequest, "state is required")
-		return
-	}
-	if a.SignIn == nil || !enabled(a.SignIn) {
-		httpx.Error(w, http.StatusBadRequest, "sign-in with "+what+" is not configured on this server")
-		return
-	}
-	httpx.JSON(w, http.StatusOK, map[string]string{"ok": provider + " oauth init ack"})
 }
