@@ -96,6 +96,7 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"ExpiredAuthSessions", testExpiredAuthSessions},
 		{"Builds", testBuilds},
 		{"Mappings", testMappings},
+		{"BuildFiles", testBuildFiles},
 		{"SDKConfig", testSDKConfig},
 		{"AllApps", testAllApps},
 		{"Invites", testInvites},
