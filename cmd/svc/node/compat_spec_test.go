@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -102,6 +103,34 @@ func checkFields(doc any, specs []string) []string {
 }
 
 func (f fieldSpec) check(doc any) []string {
+	cur, bad := f.walk(doc)
+	if len(cur) == 0 && !f.optional && len(bad) == 0 {
+		bad = append(bad, fmt.Sprintf("%s: reaches no value (null or empty on the way)", f.raw))
+	}
+	for _, l := range cur {
+		if !specTypeIn(l.v, f.types) {
+			bad = append(bad, fmt.Sprintf("%s: %s is %s, want %s", f.raw, specAt(l.at), specTypeOf(l.v), strings.Join(f.types, "|")))
+		}
+	}
+	return bad
+}
+
+// fieldValues returns the values that path (the path of a spec) reaches in doc.
+func fieldValues(doc any, path string) []any {
+	f, err := parseFieldSpec(path + ":any")
+	if err != nil {
+		return nil
+	}
+	cur, _ := f.walk(doc)
+	out := make([]any, 0, len(cur))
+	for _, l := range cur {
+		out = append(out, l.v)
+	}
+	return out
+}
+
+// walk returns the values f's path reaches in doc and the mismatches on the way.
+func (f fieldSpec) walk(doc any) ([]specValue, []string) {
 	var bad []string
 	cur := []specValue{{at: "", v: doc}}
 	allowAbsent := slices.Contains(f.types, "absent")
@@ -163,15 +192,7 @@ func (f fieldSpec) check(doc any) []string {
 		}
 		cur = next
 	}
-	if len(cur) == 0 && !f.optional && len(bad) == 0 {
-		bad = append(bad, fmt.Sprintf("%s: reaches no value (null or empty on the way)", f.raw))
-	}
-	for _, l := range cur {
-		if !specTypeIn(l.v, f.types) {
-			bad = append(bad, fmt.Sprintf("%s: %s is %s, want %s", f.raw, specAt(l.at), specTypeOf(l.v), strings.Join(f.types, "|")))
-		}
-	}
-	return bad
+	return cur, bad
 }
 
 func specJoin(at, name string) string {
@@ -265,6 +286,9 @@ func TestCheckFields(t *testing.T) {
 		{"unknown type", `{}`, []string{"a:text"}, []string{`unknown type "text"`}},
 		{"no type", `{}`, []string{"a"}, []string{"no \":type\""}},
 		{"bad step", `{}`, []string{"a..b:string"}, []string{"empty step"}},
+	}
+	if got := fieldValues(doc(page), "results[].id"); !reflect.DeepEqual(got, []any{"a", "b"}) {
+		t.Errorf("fieldValues results[].id: %v", got)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
