@@ -18,6 +18,7 @@ import (
 type AnalyticsStore interface {
 	sinks.EventStore
 	sinks.Analytics
+	sinks.Distribution
 }
 
 // RunAnalytics checks the sinks.Analytics contract. open must return a fresh, empty store; the
@@ -63,6 +64,7 @@ func RunAnalytics(t *testing.T, open func(t *testing.T) AnalyticsStore) {
 	t.Run("FilterValues", func(t *testing.T) { testFilterValues(t, s, d) })
 	t.Run("SessionWalks", func(t *testing.T) { testSessionWalks(t, s, d, w) })
 	t.Run("PathSessions", func(t *testing.T) { testPathSessions(t, s, d) })
+	t.Run("Distribution", func(t *testing.T) { testDistribution(t, s, d, w) })
 }
 
 // anaWindows are app A's query windows, [from, to). Their bounds are timestamps of stored
