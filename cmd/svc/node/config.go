@@ -62,6 +62,7 @@ type Config struct {
 	GitHubAPIURL       string
 	OIDCIssuer         string
 	OIDCClientID       string
+	OIDCClientSecret   string
 	RateLimitUser      int
 	RateLimitSignIn    int
 	JanitorInterval    time.Duration
@@ -101,7 +102,8 @@ type Setting struct {
 // (--<flag>-file, <ENV>_FILE), as container setups mount secrets, and their values never appear
 // in profiles, logs or errors.
 var secretFlags = map[string]bool{"clickhouse-dsn": true, "postgres-dsn": true, "s3-secret-key": true,
-	"admin-token": true, "access-token-secret": true, "refresh-token-secret": true, "github-client-secret": true}
+	"admin-token": true, "access-token-secret": true, "refresh-token-secret": true, "github-client-secret": true,
+	"oidc-client-secret": true}
 
 // Secret reports whether the setting may hold a secret.
 func (s Setting) Secret() bool { return secretFlags[s.Flag] }
@@ -155,7 +157,7 @@ var Settings = []Setting{
 	{"clickhouse-dsn", "SVC_CLICKHOUSE_DSN", "", "ClickHouse for events and spans, e.g. clickhouse://host:9000/svc; empty = embedded store", str(func(c *Config) *string { return &c.ClickHouseDSN })},
 	{"postgres-dsn", "SVC_POSTGRES_DSN", "", "PostgreSQL for metadata, e.g. postgres://user:pass@host:5432/svc; empty = embedded store", str(func(c *Config) *string { return &c.PostgresDSN })},
 	{"public-url", "SVC_PUBLIC_URL", "", "URL clients reach this node at, used in upload URLs; default http://localhost:<port of --addr>", str(func(c *Config) *string { return &c.PublicURL })},
-	{"dashboard-url", "SVC_DASHBOARD_URL", "", "base URL of the web dashboard, for the links alerts carry; default --public-url", str(func(c *Config) *string { return &c.DashboardURL })},
+	{"dashboard-url", "SVC_DASHBOARD_URL", "", "base URL of the web dashboard, for the links alerts carry and the redirect URI of sign-in by code (<dashboard-url>/auth/callback/google); default --public-url", str(func(c *Config) *string { return &c.DashboardURL })},
 	{"s3-endpoint", "SVC_S3_ENDPOINT", "", "S3-compatible endpoint host:port for attachments; empty = local disk", str(func(c *Config) *string { return &c.S3Endpoint })},
 	{"s3-bucket", "SVC_S3_BUCKET", "svc-blobs", "S3 bucket (created when missing)", str(func(c *Config) *string { return &c.S3Bucket })},
 	{"s3-region", "SVC_S3_REGION", "us-east-1", "S3 region", str(func(c *Config) *string { return &c.S3Region })},
@@ -184,6 +186,7 @@ var Settings = []Setting{
 	{"github-api-url", "SVC_GITHUB_API_URL", "https://api.github.com", "GitHub (Enterprise) REST API URL", str(func(c *Config) *string { return &c.GitHubAPIURL })},
 	{"oidc-issuer", "SVC_OIDC_ISSUER", "https://accounts.google.com", "OpenID Connect issuer for POST /auth/idp", str(func(c *Config) *string { return &c.OIDCIssuer })},
 	{"oidc-client-id", "SVC_OIDC_CLIENT_ID", "", "OpenID Connect client id (the ID token's audience)", str(func(c *Config) *string { return &c.OIDCClientID })},
+	{"oidc-client-secret", "SVC_OIDC_CLIENT_SECRET", "", "OpenID Connect client secret: with it POST /auth/google also signs in with an authorization code, exchanged at the issuer's token endpoint; empty = ID tokens only", str(func(c *Config) *string { return &c.OIDCClientSecret })},
 	{"rate-limit-user", "SVC_RATE_LIMIT_USER", "300", "dashboard requests per minute per signed-in user; over it, 429", integer(func(c *Config) *int { return &c.RateLimitUser })},
 	{"rate-limit-signin", "SVC_RATE_LIMIT_SIGNIN", "30", "sign-in, refresh and invite-validation requests per minute per client address", integer(func(c *Config) *int { return &c.RateLimitSignIn })},
 	{"janitor-interval", "SVC_JANITOR_INTERVAL", "1h", "how often retention deletes old data and expired sessions are removed", dur(func(c *Config) *time.Duration { return &c.JanitorInterval })},
@@ -352,6 +355,9 @@ func (c *Config) validate() error {
 	}
 	if (c.GitHubClientID == "") != (c.GitHubClientSecret == "") {
 		return errors.New("--github-client-id and --github-client-secret go together")
+	}
+	if c.OIDCClientSecret != "" && c.OIDCClientID == "" {
+		return errors.New("--oidc-client-secret needs --oidc-client-id")
 	}
 	if c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 {
 		return errors.New("token lifetimes must be positive")

@@ -87,6 +87,19 @@ func TestParseConfig(t *testing.T) {
 		{name: "secret file missing", args: []string{"--github-client-secret-file", "/nonexistent/secret"}, wantErr: "--github-client-secret-file"},
 		{name: "secret file empty", args: []string{"--s3-secret-key-file", secretFile(t, "\n")}, wantErr: "is empty"},
 		{name: "no -file for plain settings", args: []string{"--addr-file", "x"}, wantErr: "not defined: -addr-file"},
+		{name: "oidc client secret from env file", env: map[string]string{"SVC_OIDC_CLIENT_ID": "id.apps.example.com",
+			"SVC_OIDC_CLIENT_SECRET_FILE": secretFile(t, "GOCSPX-abc\n"), "SVC_DASHBOARD_URL": "https://dash.example.com/"},
+			check: func(t *testing.T, c Config) {
+				if c.OIDCClientSecret != "GOCSPX-abc" || c.DashboardURL != "https://dash.example.com" {
+					t.Errorf("secret %q, dashboard url %q", c.OIDCClientSecret, c.DashboardURL)
+				}
+			}},
+		{name: "oidc client secret flag", args: []string{"--oidc-client-id", "id", "--oidc-client-secret", "s"}, check: func(t *testing.T, c Config) {
+			if c.OIDCClientSecret != "s" {
+				t.Errorf("secret %q", c.OIDCClientSecret)
+			}
+		}},
+		{name: "oidc client secret without id", args: []string{"--oidc-client-secret", "hunter2"}, wantErr: "--oidc-client-secret needs --oidc-client-id"},
 		{name: "bad dsn hides its password", args: []string{"--postgres-dsn", "postgres://u:hunter2@h:notaport/db"}, wantErr: "--postgres-dsn"},
 	}
 	for _, c := range cases {

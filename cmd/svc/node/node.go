@@ -310,13 +310,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		r.Method(http.MethodPut, "/builds", &ingest.Builds{Meta: n.Meta, Blobs: n.Blobs, MaxMappingBytes: cfg.MaxMappingBytes, UploadTTL: cfg.UploadURLTTL})
 		r.Method(http.MethodGet, "/config", &ingest.Config{Meta: n.Meta})
 	})
-	providers := dashboard.Providers{}
+	// The state of a two-step sign-in lives on this node: its init and its code must reach it.
+	providers := dashboard.Providers{States: &signin.States{}}
 	if cfg.GitHubClientID != "" {
 		providers.GitHub = &signin.GitHub{ClientID: cfg.GitHubClientID, ClientSecret: cfg.GitHubClientSecret,
 			OAuthURL: cfg.GitHubOAuthURL, APIURL: cfg.GitHubAPIURL}
 	}
 	if cfg.OIDCClientID != "" {
-		providers.OIDC = &signin.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID}
+		providers.OIDC = &signin.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
+			RedirectURL: cfg.DashboardURL + "/auth/callback/google"}
 	}
 	(&dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Spans: spansOf(n.Events), Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: tokens, SignIn: providers, Keys: n.Keys,
 		HTTPClient: &http.Client{Timeout: 15 * time.Second}, Log: log,
