@@ -172,7 +172,12 @@ func (a *API) signInGoogle(w http.ResponseWriter, r *http.Request) {
 		}
 		id, err := a.SignIn.(idpCode).IDPCode(r.Context(), req.Code)
 		if err != nil && !a.SignIn.IsRejected(err) {
-			a.internal(w, "exchange the code at the identity provider's token endpoint", err)
+			// Not a.internal: a provider's timeout is no store outage (503 naming a store).
+			if a.Log != nil {
+				a.Log.Error("dashboard: sign-in by code", "error", err.Error())
+			}
+			httpx.Error(w, http.StatusInternalServerError, "the identity provider did not complete the sign-in: exchanging the code "+
+				"at its token endpoint failed (the server log says why); try again")
 			return
 		}
 		a.finishSignIn(w, r, id, err)

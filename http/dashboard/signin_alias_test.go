@@ -279,6 +279,8 @@ func TestSignInGoogleCode(t *testing.T) {
 			idp.AddCode(code, googleRedirect, nil)
 			idp.FailTokens(http.StatusServiceUnavailable)
 		}},
+		{name: "provider unreachable", want: 500, wantBody: "identity provider did not complete the sign-in",
+			setup: func(t *testing.T, _ *fixture, idp *signintest.OIDC, _ string) { idp.Close() }},
 		{name: "redirect URI of another site", want: 500, wantBody: "token endpoint", setup: func(t *testing.T, _ *fixture, idp *signintest.OIDC, code string) {
 			idp.AddCode(code, "https://elsewhere.example.com/auth/callback/google", nil)
 		}},
