@@ -154,6 +154,7 @@ func (a *API) Routes(r chi.Router) {
 			a.sessionRoutes(r)
 			a.bugReportRoutes(r)
 			a.alertRoutes(r)
+			a.buildRoutes(r)
 		})
 	})
 }
