@@ -169,6 +169,14 @@ func loadCompat(t *testing.T, backend string) *compatEnv {
 		t.Fatalf("POST /teams: %d %s", r.status, r.body)
 	}
 	e.vals["emptyTeam"] = empty.ID
+	r = tn.call(t, http.MethodPost, "/teams/"+team+"/apps", e.owner, map[string]string{"name": "Compat app without data"})
+	var emptyApp struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(r.body, &emptyApp); err != nil || emptyApp.ID == "" {
+		t.Fatalf("POST /teams/{id}/apps: %d %s", r.status, r.body)
+	}
+	e.vals["emptyApp"] = emptyApp.ID
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	t.Cleanup(hook.Close)
 	if r := tn.call(t, http.MethodPatch, "/teams/"+team+"/chatapp/status", e.owner, map[string]any{"webhook_url": hook.URL + "/slack", "enabled": true}); r.status != http.StatusOK {
@@ -814,6 +822,19 @@ func compatRows() []compatRow {
 		{name: "GET errorGroup distribution", method: get, path: "/apps/{app}/errorGroups/{group}/plots/distribution", query: win, status: ok,
 			fields: []string{"app_version:object", "os_version:object", "country:object", "network_type:object", "locale:object", "device:object",
 				"app_version.*:number", "?os_version.*:number", "?country.*:number", "?network_type.*:number", "?locale.*:number", "?device.*:number"}},
+
+		// An app that has no data yet: "no data" is null where the dashboard says so.
+		{name: "GET filters of an app without data (onboarding)", method: get, path: "/apps/{emptyApp}/filters", query: "ud_attr_keys=1&type=error,anr",
+			status: ok, fields: []string{"versions:null", "os_versions:array|null", "ud_attrs:object", "ud_attrs.key_types:array|null",
+				"ud_attrs.operator_types:object|null"}},
+		{name: "GET errorGroups of an app without data", method: get, path: "/apps/{emptyApp}/errorGroups", query: win + "&limit=5&offset=0&" + errs,
+			status: ok, fields: []string{"meta.next:bool", "meta.previous:bool", "results:array|null", "?results[].id:string"}},
+		{name: "GET errorGroups plot of an app without data", method: get, path: "/apps/{emptyApp}/errorGroups/plots/instances",
+			query: win + "&plot_time_group=hours&" + errs, status: ok, fields: []string{":null"}},
+		{name: "GET health plot of an app without data", method: get, path: "/apps/{emptyApp}/health/plots/instances", query: win + "&plot_time_group=hours",
+			status: ok, fields: []string{":array", "[].id:string", "[].data:array"}, check: seriesIDs("sessions", "crashes", "anrs")},
+		{name: "GET errorGroups without a token", method: get, path: "/apps/{app}/errorGroups", query: win, auth: "none", status: http.StatusUnauthorized},
+		{name: "GET errorGroups with a bad token", method: get, path: "/apps/{app}/errorGroups", query: win, auth: "bad", status: http.StatusUnauthorized},
 
 		// §3 and §4: health plot and metrics.
 		{name: "GET health plot (fetchAppHealthPlotFromServer)", method: get, path: "/apps/{app}/health/plots/instances", query: win + "&plot_time_group=hours",
