@@ -128,58 +128,83 @@ type HealthMetrics struct {
 // such a value is then 0 and the others keep theirs.
 
 // AdoptionMetric is the share of the window's sessions that carry the selected version.
+// NoData: the window has no session at all.
 type AdoptionMetric struct {
 	AllVersions     uint64  `json:"all_versions"`
 	SelectedVersion uint64  `json:"selected_version"`
 	Adoption        float64 `json:"adoption"`
 	NaN             bool    `json:"nan"`
+	NoData          bool    `json:"no_data"`
 }
+
+// The "…-free sessions" metrics carry, beside the contract's value and delta, the reference
+// dashboard's comparison fields: the other versions' own percentage (unselected_…), and
+// NoData / UnselectedNoData saying a side has no session (its percentage is then 0).
 
 // CrashFreeMetric: percentage of selected sessions without a fatal crash; Delta is it divided
 // by the same percentage of the other versions.
 type CrashFreeMetric struct {
-	CrashFreeSessions float64 `json:"crash_free_sessions"`
-	Delta             float64 `json:"delta"`
-	NaN               bool    `json:"nan"`
+	CrashFreeSessions           float64 `json:"crash_free_sessions"`
+	Delta                       float64 `json:"delta"`
+	NaN                         bool    `json:"nan"`
+	UnselectedCrashFreeSessions float64 `json:"unselected_crash_free_sessions"`
+	NoData                      bool    `json:"no_data"`
+	UnselectedNoData            bool    `json:"unselected_no_data"`
 }
 
 // PerceivedCrashFreeMetric counts only crashes in the foreground.
 type PerceivedCrashFreeMetric struct {
-	PerceivedCrashFreeSessions float64 `json:"perceived_crash_free_sessions"`
-	Delta                      float64 `json:"delta"`
-	NaN                        bool    `json:"nan"`
+	PerceivedCrashFreeSessions           float64 `json:"perceived_crash_free_sessions"`
+	Delta                                float64 `json:"delta"`
+	NaN                                  bool    `json:"nan"`
+	UnselectedPerceivedCrashFreeSessions float64 `json:"unselected_perceived_crash_free_sessions"`
+	NoData                               bool    `json:"no_data"`
+	UnselectedNoData                     bool    `json:"unselected_no_data"`
 }
 
 // ANRFreeMetric is CrashFreeMetric for ANRs.
 type ANRFreeMetric struct {
-	ANRFreeSessions float64 `json:"anr_free_sessions"`
-	Delta           float64 `json:"delta"`
-	NaN             bool    `json:"nan"`
+	ANRFreeSessions           float64 `json:"anr_free_sessions"`
+	Delta                     float64 `json:"delta"`
+	NaN                       bool    `json:"nan"`
+	UnselectedANRFreeSessions float64 `json:"unselected_anr_free_sessions"`
+	NoData                    bool    `json:"no_data"`
+	UnselectedNoData          bool    `json:"unselected_no_data"`
 }
 
 // PerceivedANRFreeMetric counts only ANRs in the foreground.
 type PerceivedANRFreeMetric struct {
-	PerceivedANRFreeSessions float64 `json:"perceived_anr_free_sessions"`
-	Delta                    float64 `json:"delta"`
-	NaN                      bool    `json:"nan"`
+	PerceivedANRFreeSessions           float64 `json:"perceived_anr_free_sessions"`
+	Delta                              float64 `json:"delta"`
+	NaN                                bool    `json:"nan"`
+	UnselectedPerceivedANRFreeSessions float64 `json:"unselected_perceived_anr_free_sessions"`
+	NoData                             bool    `json:"no_data"`
+	UnselectedNoData                   bool    `json:"unselected_no_data"`
 }
 
 // LaunchMetric is the selected version's P95 launch time in ms and its ratio to the other
 // versions'. With no counted launch on the selected side the P95 is undefined: NaN is set.
+// UnselectedP95 is the other versions' P95; NoData / UnselectedNoData say a side counted no
+// launch.
 type LaunchMetric struct {
-	P95   float64 `json:"p95"`
-	Delta float64 `json:"delta"`
-	NaN   bool    `json:"nan"`
+	P95              float64 `json:"p95"`
+	Delta            float64 `json:"delta"`
+	NaN              bool    `json:"nan"`
+	UnselectedP95    float64 `json:"unselected_p95"`
+	NoData           bool    `json:"no_data"`
+	UnselectedNoData bool    `json:"unselected_no_data"`
 }
 
 // SizeMetric compares the selected build's size with the average of the other versions' (in
 // bytes, the average rounded to the nearest byte); Delta = selected − average. NaN is set when
-// the selected build's size is unknown or there is no other build to average (0/0).
+// the selected build's size is unknown or there is no other build to average (0/0); NoData
+// when the selected build's size is unknown.
 type SizeMetric struct {
 	AverageAppSize  int64 `json:"average_app_size"`
 	SelectedAppSize int64 `json:"selected_app_size"`
 	Delta           int64 `json:"delta"`
 	NaN             bool  `json:"nan"`
+	NoData          bool  `json:"no_data"`
 }
 
 // ComputeMetrics computes the health metrics of docs/architecture.md ("Algorithms") from aggregates. Percentages and
@@ -192,17 +217,18 @@ func ComputeMetrics(in *MetricsInput) HealthMetrics {
 	m.Adoption.AllVersions = in.AllSessions
 	m.Adoption.SelectedVersion = in.Selected.Sessions
 	m.Adoption.Adoption, m.Adoption.NaN = percent(in.Selected.Sessions, in.AllSessions)
+	m.Adoption.NoData = in.AllSessions == 0
 
 	s, o := &in.Selected, &in.Others
 	var r rate
 	r = freeRate(s.Sessions, s.Crashed, o.Sessions, o.Crashed)
-	m.CrashFreeSessions = CrashFreeMetric{r.value, r.delta, r.nan}
+	m.CrashFreeSessions = CrashFreeMetric{r.value, r.delta, r.nan, r.other, r.noData, r.otherNoData}
 	r = freeRate(s.Sessions, s.CrashedForeground, o.Sessions, o.CrashedForeground)
-	m.PerceivedCrashFreeSessions = PerceivedCrashFreeMetric{r.value, r.delta, r.nan}
+	m.PerceivedCrashFreeSessions = PerceivedCrashFreeMetric{r.value, r.delta, r.nan, r.other, r.noData, r.otherNoData}
 	r = freeRate(s.Sessions, s.ANR, o.Sessions, o.ANR)
-	m.ANRFreeSessions = ANRFreeMetric{r.value, r.delta, r.nan}
+	m.ANRFreeSessions = ANRFreeMetric{r.value, r.delta, r.nan, r.other, r.noData, r.otherNoData}
 	r = freeRate(s.Sessions, s.ANRForeground, o.Sessions, o.ANRForeground)
-	m.PerceivedANRFreeSessions = PerceivedANRFreeMetric{r.value, r.delta, r.nan}
+	m.PerceivedANRFreeSessions = PerceivedANRFreeMetric{r.value, r.delta, r.nan, r.other, r.noData, r.otherNoData}
 
 	m.ColdLaunch = launchMetric(in.SelectedLaunch.Cold, in.OthersLaunch.Cold)
 	m.WarmLaunch = launchMetric(in.SelectedLaunch.Warm, in.OthersLaunch.Warm)
@@ -216,6 +242,7 @@ func ComputeMetrics(in *MetricsInput) HealthMetrics {
 		}
 		m.Sizes.AverageAppSize = int64(math.Round(sum / float64(len(in.OtherSizes))))
 	}
+	m.Sizes.NoData = !in.HasSelectedSize
 	if !in.HasSelectedSize || len(in.OtherSizes) == 0 {
 		m.Sizes.NaN = true
 		if !in.HasSelectedSize {
@@ -228,19 +255,22 @@ func ComputeMetrics(in *MetricsInput) HealthMetrics {
 }
 
 type rate struct {
-	value, delta float64
-	nan          bool
+	value, delta        float64
+	nan                 bool
+	other               float64 // the other side's percentage, 0 when it has no session
+	noData, otherNoData bool
 }
 
-// freeRate is a "…-free sessions" percentage of the selected side and its ratio to the other
-// side's.
+// freeRate is a "…-free sessions" percentage of the selected side, the other side's, and the
+// ratio of the two.
 func freeRate(selSessions, selBad, othSessions, othBad uint64) rate {
 	sel, selNaN := freeRaw(selSessions, selBad)
-	r := rate{value: round2(sel), delta: 1, nan: selNaN}
+	r := rate{value: round2(sel), delta: 1, nan: selNaN, noData: selNaN, otherNoData: othSessions == 0}
 	if othSessions == 0 {
 		return r
 	}
 	oth, _ := freeRaw(othSessions, othBad)
+	r.other = round2(oth)
 	if selNaN || oth == 0 {
 		r.delta, r.nan = 0, true
 		return r
@@ -273,7 +303,7 @@ func percent(part, whole uint64) (float64, bool) {
 }
 
 func launchMetric(sel, oth LaunchSummary) LaunchMetric {
-	m := LaunchMetric{Delta: 1}
+	m := LaunchMetric{Delta: 1, NoData: sel.Count == 0, UnselectedNoData: oth.Count == 0}
 	if sel.Count == 0 {
 		m.NaN = true
 	} else {
@@ -282,6 +312,7 @@ func launchMetric(sel, oth LaunchSummary) LaunchMetric {
 	if oth.Count == 0 {
 		return m
 	}
+	m.UnselectedP95 = round2(oth.P95)
 	if sel.Count == 0 || oth.P95 == 0 {
 		m.Delta, m.NaN = 0, true
 		return m

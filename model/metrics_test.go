@@ -32,16 +32,16 @@ func TestComputeMetrics(t *testing.T) {
 			want: HealthMetrics{
 				Adoption: AdoptionMetric{AllVersions: 300, SelectedVersion: 200, Adoption: 66.67},
 				// 95 / 75 = 1.2666…
-				CrashFreeSessions: CrashFreeMetric{CrashFreeSessions: 95, Delta: 1.27},
+				CrashFreeSessions: CrashFreeMetric{CrashFreeSessions: 95, Delta: 1.27, UnselectedCrashFreeSessions: 75},
 				// 98 / 90 = 1.0888…
-				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{PerceivedCrashFreeSessions: 98, Delta: 1.09},
+				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{PerceivedCrashFreeSessions: 98, Delta: 1.09, UnselectedPerceivedCrashFreeSessions: 90},
 				// 99 / 100
-				ANRFreeSessions: ANRFreeMetric{ANRFreeSessions: 99, Delta: 0.99},
+				ANRFreeSessions: ANRFreeMetric{ANRFreeSessions: 99, Delta: 0.99, UnselectedANRFreeSessions: 100},
 				// 99.5 / 100
-				PerceivedANRFreeSessions: PerceivedANRFreeMetric{PerceivedANRFreeSessions: 99.5, Delta: 1},
-				ColdLaunch:               LaunchMetric{P95: 900, Delta: 0.75},
-				WarmLaunch:               LaunchMetric{P95: 300, Delta: 1}, // no other warm launches
-				HotLaunch:                LaunchMetric{NaN: true},          // none selected, some others
+				PerceivedANRFreeSessions: PerceivedANRFreeMetric{PerceivedANRFreeSessions: 99.5, Delta: 1, UnselectedPerceivedANRFreeSessions: 100},
+				ColdLaunch:               LaunchMetric{P95: 900, Delta: 0.75, UnselectedP95: 1200},
+				WarmLaunch:               LaunchMetric{P95: 300, Delta: 1, UnselectedNoData: true}, // no other warm launches
+				HotLaunch:                LaunchMetric{NaN: true, NoData: true, UnselectedP95: 40}, // none selected, some others
 				Sizes:                    SizeMetric{AverageAppSize: 925_001, SelectedAppSize: 1_000_000, Delta: 74_999},
 			},
 		},
@@ -55,13 +55,13 @@ func TestComputeMetrics(t *testing.T) {
 			},
 			want: HealthMetrics{
 				Adoption:                   AdoptionMetric{AllVersions: 3, SelectedVersion: 3, Adoption: 100},
-				CrashFreeSessions:          CrashFreeMetric{CrashFreeSessions: 66.67, Delta: 1},
-				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{PerceivedCrashFreeSessions: 66.67, Delta: 1},
-				ANRFreeSessions:            ANRFreeMetric{ANRFreeSessions: 100, Delta: 1},
-				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{PerceivedANRFreeSessions: 100, Delta: 1},
-				ColdLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				HotLaunch:                  LaunchMetric{P95: 12, Delta: 1},
+				CrashFreeSessions:          CrashFreeMetric{CrashFreeSessions: 66.67, Delta: 1, UnselectedNoData: true},
+				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{PerceivedCrashFreeSessions: 66.67, Delta: 1, UnselectedNoData: true},
+				ANRFreeSessions:            ANRFreeMetric{ANRFreeSessions: 100, Delta: 1, UnselectedNoData: true},
+				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{PerceivedANRFreeSessions: 100, Delta: 1, UnselectedNoData: true},
+				ColdLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				HotLaunch:                  LaunchMetric{P95: 12, Delta: 1, UnselectedNoData: true},
 				Sizes:                      SizeMetric{SelectedAppSize: 10, NaN: true}, // no other build: 0/0
 			},
 		},
@@ -69,15 +69,15 @@ func TestComputeMetrics(t *testing.T) {
 			name: "nothing at all",
 			in:   MetricsInput{},
 			want: HealthMetrics{
-				Adoption:                   AdoptionMetric{NaN: true},
-				CrashFreeSessions:          CrashFreeMetric{Delta: 1, NaN: true},
-				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{Delta: 1, NaN: true},
-				ANRFreeSessions:            ANRFreeMetric{Delta: 1, NaN: true},
-				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{Delta: 1, NaN: true},
-				ColdLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				HotLaunch:                  LaunchMetric{Delta: 1, NaN: true},
-				Sizes:                      SizeMetric{NaN: true},
+				Adoption:                   AdoptionMetric{NaN: true, NoData: true},
+				CrashFreeSessions:          CrashFreeMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				ANRFreeSessions:            ANRFreeMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				ColdLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				HotLaunch:                  LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				Sizes:                      SizeMetric{NaN: true, NoData: true},
 			},
 		},
 		{
@@ -90,14 +90,14 @@ func TestComputeMetrics(t *testing.T) {
 			},
 			want: HealthMetrics{
 				Adoption:                   AdoptionMetric{AllVersions: 4, SelectedVersion: 0, Adoption: 0},
-				CrashFreeSessions:          CrashFreeMetric{NaN: true},
-				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{NaN: true},
-				ANRFreeSessions:            ANRFreeMetric{NaN: true},
-				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{NaN: true},
-				ColdLaunch:                 LaunchMetric{NaN: true},
-				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				HotLaunch:                  LaunchMetric{Delta: 1, NaN: true},
-				Sizes:                      SizeMetric{AverageAppSize: 5, NaN: true}, // selected size unknown
+				CrashFreeSessions:          CrashFreeMetric{NaN: true, NoData: true},
+				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{NaN: true, NoData: true, UnselectedPerceivedCrashFreeSessions: 50},
+				ANRFreeSessions:            ANRFreeMetric{NaN: true, NoData: true, UnselectedANRFreeSessions: 75},
+				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{NaN: true, NoData: true, UnselectedPerceivedANRFreeSessions: 100},
+				ColdLaunch:                 LaunchMetric{NaN: true, NoData: true, UnselectedP95: 100},
+				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				HotLaunch:                  LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				Sizes:                      SizeMetric{AverageAppSize: 5, NaN: true, NoData: true}, // selected size unknown
 			},
 		},
 		{
@@ -113,10 +113,10 @@ func TestComputeMetrics(t *testing.T) {
 				PerceivedCrashFreeSessions: PerceivedCrashFreeMetric{PerceivedCrashFreeSessions: 100, NaN: true},
 				ANRFreeSessions:            ANRFreeMetric{ANRFreeSessions: 100, NaN: true},
 				PerceivedANRFreeSessions:   PerceivedANRFreeMetric{PerceivedANRFreeSessions: 100, NaN: true},
-				ColdLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true},
-				HotLaunch:                  LaunchMetric{Delta: 1, NaN: true},
-				Sizes:                      SizeMetric{NaN: true},
+				ColdLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				WarmLaunch:                 LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				HotLaunch:                  LaunchMetric{Delta: 1, NaN: true, NoData: true, UnselectedNoData: true},
+				Sizes:                      SizeMetric{NaN: true, NoData: true},
 			},
 		},
 	}
@@ -135,13 +135,16 @@ func TestHealthMetricsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"adoption":{"all_versions":2,"selected_version":1,"adoption":50,"nan":false},` +
-		`"anr_free_sessions":{"anr_free_sessions":100,"delta":1,"nan":false},` +
-		`"crash_free_sessions":{"crash_free_sessions":100,"delta":0,"nan":true},` +
-		`"perceived_anr_free_sessions":{"perceived_anr_free_sessions":100,"delta":1,"nan":false},` +
-		`"perceived_crash_free_sessions":{"perceived_crash_free_sessions":100,"delta":1,"nan":false},` +
-		`"cold_launch":{"p95":0,"delta":1,"nan":true},"warm_launch":{"p95":0,"delta":1,"nan":true},"hot_launch":{"p95":0,"delta":1,"nan":true},` +
-		`"sizes":{"average_app_size":3,"selected_app_size":7,"delta":4,"nan":false}}`
+	// The contract's members, then (beside them) the reference dashboard's comparison fields.
+	const want = `{"adoption":{"all_versions":2,"selected_version":1,"adoption":50,"nan":false,"no_data":false},` +
+		`"anr_free_sessions":{"anr_free_sessions":100,"delta":1,"nan":false,"unselected_anr_free_sessions":100,"no_data":false,"unselected_no_data":false},` +
+		`"crash_free_sessions":{"crash_free_sessions":100,"delta":0,"nan":true,"unselected_crash_free_sessions":0,"no_data":false,"unselected_no_data":false},` +
+		`"perceived_anr_free_sessions":{"perceived_anr_free_sessions":100,"delta":1,"nan":false,"unselected_perceived_anr_free_sessions":100,"no_data":false,"unselected_no_data":false},` +
+		`"perceived_crash_free_sessions":{"perceived_crash_free_sessions":100,"delta":1,"nan":false,"unselected_perceived_crash_free_sessions":100,"no_data":false,"unselected_no_data":false},` +
+		`"cold_launch":{"p95":0,"delta":1,"nan":true,"unselected_p95":0,"no_data":true,"unselected_no_data":true},` +
+		`"warm_launch":{"p95":0,"delta":1,"nan":true,"unselected_p95":0,"no_data":true,"unselected_no_data":true},` +
+		`"hot_launch":{"p95":0,"delta":1,"nan":true,"unselected_p95":0,"no_data":true,"unselected_no_data":true},` +
+		`"sizes":{"average_app_size":3,"selected_app_size":7,"delta":4,"nan":false,"no_data":false}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

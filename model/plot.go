@@ -50,14 +50,17 @@ func (g PlotTimeGroup) String() string {
 	return "days"
 }
 
-// Bucket labels, all in UTC. They sort as text in time order, and minutes and hours are RFC
-// 3339 instants that any ISO 8601 parser reads. ClickHouse equivalents (on a DateTime):
-// formatDateTime(toStartOfMinute(t), '%Y-%m-%dT%H:%M:00Z', 'UTC'), '%Y-%m-%dT%H:00:00Z',
-// '%Y-%m-%d' and '%Y-%m-01'.
+// Bucket labels are wall-clock times of the plot's zone without an offset, the shapes the
+// reference dashboard's charts parse (a time-scale format per plot_time_group; a "Z" or an
+// offset makes them fail): minutes and hours "2006-01-02T15:04:05", days and months (their
+// first day) "2006-01-02". They sort as text in time order. ClickHouse equivalents (on a
+// DateTime): formatDateTime(toStartOfMinute(t), '%Y-%m-%dT%H:%M:00', 'UTC'),
+// '%Y-%m-%dT%H:00:00', '%Y-%m-%d' and '%Y-%m-01'.
 const (
-	bucketMinutes = "2006-01-02T15:04:00Z"
-	bucketHours   = "2006-01-02T15:00:00Z"
+	bucketMinutes = "2006-01-02T15:04:00"
+	bucketHours   = "2006-01-02T15:00:00"
 	bucketDays    = "2006-01-02" // months: the day of their start
+	bucketClock   = "2006-01-02T15:04:05"
 )
 
 // BucketStart is the start of the UTC bucket holding t.
@@ -256,11 +259,11 @@ func (b Buckets) Next(start time.Time) time.Time {
 	}
 }
 
-// Label is the datetime label of the bucket holding t, on the zone's wall clock: minutes and
-// hours as RFC 3339 instants with the zone's offset at the bucket's start
-// ("2024-05-01T10:05:00+05:30"; "Z" in UTC), days "2024-05-01" and months "2024-05-01" (the
-// first day) as local dates. Labels of one zone and group are distinct per bucket;
-// CompareLabels orders them in time.
+// Label is the datetime label of the bucket holding t: the wall clock of the bucket's start in
+// the zone, minutes and hours as "2024-05-01T10:05:00", days and months (the first day) as
+// local dates "2024-05-01". Labels are distinct per bucket but for the hour a DST change
+// repeats, whose two buckets share the wall clock: plots that count add them up under the one
+// label, as the reference does by bucketing on the wall clock.
 func (b Buckets) Label(t time.Time) string {
 	if b.UTC() {
 		return BucketLabel(t, b.Group)
@@ -268,50 +271,15 @@ func (b Buckets) Label(t time.Time) string {
 	s := b.Start(t)
 	switch b.Group {
 	case PlotMinutes, PlotHours:
-		return s.Format(time.RFC3339)
+		return s.Format(bucketClock)
 	}
 	return s.Format(bucketDays)
 }
 
-// CompareLabels orders two bucket labels of one plot in time order: RFC 3339 labels by the
-// instant they name (in a zone with DST, text order puts the second of two repeated
-// wall-clock hours first when the offset is positive), dates and anything else as text.
-func CompareLabels(a, b string) int {
-	ta, ea := time.Parse(time.RFC3339, a)
-	tb, eb := time.Parse(time.RFC3339, b)
-	if ea == nil && eb == nil {
-		if c := ta.Compare(tb); c != 0 {
-			return c
-		}
-	}
-	return strings.Compare(a, b)
-}
-
-// SortByLabel sorts xs by their bucket labels in time order (CompareLabels), reading each
-// label once.
+// SortByLabel sorts xs by their bucket labels, which is time order (stable: points of a
+// repeated DST hour keep the order they came in).
 func SortByLabel[T any](xs []T, label func(*T) string) {
-	type keyed struct {
-		at  time.Time
-		ok  bool
-		lbl string
-		x   T
-	}
-	ks := make([]keyed, len(xs))
-	for i := range xs {
-		l := label(&xs[i])
-		at, err := time.Parse(time.RFC3339, l)
-		ks[i] = keyed{at, err == nil, l, xs[i]}
-	}
-	sort.SliceStable(ks, func(i, j int) bool {
-		a, b := &ks[i], &ks[j]
-		if a.ok && b.ok && !a.at.Equal(b.at) {
-			return a.at.Before(b.at)
-		}
-		return a.lbl < b.lbl
-	})
-	for i := range ks {
-		xs[i] = ks[i].x
-	}
+	sort.SliceStable(xs, func(i, j int) bool { return label(&xs[i]) < label(&xs[j]) })
 }
 
 func offsetOf(t time.Time) int {

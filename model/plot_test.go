@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,8 @@ func TestBucket(t *testing.T) {
 		group, want string
 		start       time.Time
 	}{
-		{"minutes", "2024-01-31T21:59:00Z", time.Date(2024, 1, 31, 21, 59, 0, 0, time.UTC)},
-		{"hours", "2024-01-31T21:00:00Z", time.Date(2024, 1, 31, 21, 0, 0, 0, time.UTC)},
+		{"minutes", "2024-01-31T21:59:00", time.Date(2024, 1, 31, 21, 59, 0, 0, time.UTC)},
+		{"hours", "2024-01-31T21:00:00", time.Date(2024, 1, 31, 21, 0, 0, 0, time.UTC)},
 		{"days", "2024-01-31", time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)},
 		{"", "2024-01-31", time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)},
 		{"months", "2024-01-01", time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
@@ -175,51 +176,51 @@ func TestBucketsZones(t *testing.T) {
 		label string
 	}{
 		// Kolkata: minutes are UTC's, hours and days local.
-		{"Asia/Kolkata", PlotMinutes, "2024-05-01T04:45:30.5Z", "2024-05-01T10:15:00+05:30", "2024-05-01T10:15:00+05:30"},
-		{"Asia/Kolkata", PlotHours, "2024-05-01T04:45:00Z", "2024-05-01T10:00:00+05:30", "2024-05-01T10:00:00+05:30"},
-		{"Asia/Kolkata", PlotHours, "2024-05-01T04:29:59.999999999Z", "2024-05-01T09:00:00+05:30", "2024-05-01T09:00:00+05:30"},
+		{"Asia/Kolkata", PlotMinutes, "2024-05-01T04:45:30.5Z", "2024-05-01T10:15:00+05:30", "2024-05-01T10:15:00"},
+		{"Asia/Kolkata", PlotHours, "2024-05-01T04:45:00Z", "2024-05-01T10:00:00+05:30", "2024-05-01T10:00:00"},
+		{"Asia/Kolkata", PlotHours, "2024-05-01T04:29:59.999999999Z", "2024-05-01T09:00:00+05:30", "2024-05-01T09:00:00"},
 		{"Asia/Kolkata", PlotDays, "2024-04-30T18:29:59.999999999Z", "2024-04-30T00:00:00+05:30", "2024-04-30"},
 		{"Asia/Kolkata", PlotDays, "2024-04-30T18:30:00Z", "2024-05-01T00:00:00+05:30", "2024-05-01"},
 		{"Asia/Kolkata", PlotMonths, "2024-04-30T18:29:59Z", "2024-04-01T00:00:00+05:30", "2024-04-01"},
 		{"Asia/Kolkata", PlotMonths, "2024-04-30T18:30:00Z", "2024-05-01T00:00:00+05:30", "2024-05-01"},
 		{"Asia/Kolkata", PlotMonths, "2024-12-31T18:30:00Z", "2025-01-01T00:00:00+05:30", "2025-01-01"},
 		// New York, spring forward on 2024-03-10 at 02:00 EST (07:00Z): 23 hours.
-		{"America/New_York", PlotHours, "2024-03-10T06:59:59Z", "2024-03-10T01:00:00-05:00", "2024-03-10T01:00:00-05:00"},
-		{"America/New_York", PlotHours, "2024-03-10T07:00:00Z", "2024-03-10T03:00:00-04:00", "2024-03-10T03:00:00-04:00"},
+		{"America/New_York", PlotHours, "2024-03-10T06:59:59Z", "2024-03-10T01:00:00-05:00", "2024-03-10T01:00:00"},
+		{"America/New_York", PlotHours, "2024-03-10T07:00:00Z", "2024-03-10T03:00:00-04:00", "2024-03-10T03:00:00"},
 		{"America/New_York", PlotDays, "2024-03-10T04:59:59Z", "2024-03-09T00:00:00-05:00", "2024-03-09"},
 		{"America/New_York", PlotDays, "2024-03-10T05:00:00Z", "2024-03-10T00:00:00-05:00", "2024-03-10"},
 		{"America/New_York", PlotDays, "2024-03-11T03:59:59.999999999Z", "2024-03-10T00:00:00-05:00", "2024-03-10"},
 		{"America/New_York", PlotDays, "2024-03-11T04:00:00Z", "2024-03-11T00:00:00-04:00", "2024-03-11"},
 		// … and back on 2024-11-03 at 02:00 EDT (06:00Z): 01:00 twice, 25 hours.
-		{"America/New_York", PlotHours, "2024-11-03T05:30:00Z", "2024-11-03T01:00:00-04:00", "2024-11-03T01:00:00-04:00"},
-		{"America/New_York", PlotHours, "2024-11-03T06:30:00Z", "2024-11-03T01:00:00-05:00", "2024-11-03T01:00:00-05:00"},
-		{"America/New_York", PlotHours, "2024-11-03T07:00:00Z", "2024-11-03T02:00:00-05:00", "2024-11-03T02:00:00-05:00"},
+		{"America/New_York", PlotHours, "2024-11-03T05:30:00Z", "2024-11-03T01:00:00-04:00", "2024-11-03T01:00:00"},
+		{"America/New_York", PlotHours, "2024-11-03T06:30:00Z", "2024-11-03T01:00:00-05:00", "2024-11-03T01:00:00"},
+		{"America/New_York", PlotHours, "2024-11-03T07:00:00Z", "2024-11-03T02:00:00-05:00", "2024-11-03T02:00:00"},
 		{"America/New_York", PlotDays, "2024-11-03T04:00:00Z", "2024-11-03T00:00:00-04:00", "2024-11-03"},
 		{"America/New_York", PlotDays, "2024-11-04T04:59:59Z", "2024-11-03T00:00:00-04:00", "2024-11-03"},
 		{"America/New_York", PlotDays, "2024-11-04T05:00:00Z", "2024-11-04T00:00:00-05:00", "2024-11-04"},
-		{"America/New_York", PlotMinutes, "2024-11-03T06:30:59Z", "2024-11-03T01:30:00-05:00", "2024-11-03T01:30:00-05:00"},
+		{"America/New_York", PlotMinutes, "2024-11-03T06:30:59Z", "2024-11-03T01:30:00-05:00", "2024-11-03T01:30:00"},
 		{"America/New_York", PlotMonths, "2024-11-01T03:59:59Z", "2024-10-01T00:00:00-04:00", "2024-10-01"},
 		{"America/New_York", PlotMonths, "2024-11-30T12:00:00Z", "2024-11-01T00:00:00-04:00", "2024-11-01"},
 		{"America/New_York", PlotMonths, "2024-12-01T04:59:59Z", "2024-11-01T00:00:00-04:00", "2024-11-01"},
 		{"America/New_York", PlotMonths, "2024-12-01T05:00:00Z", "2024-12-01T00:00:00-05:00", "2024-12-01"},
 		// Berlin, east of UTC: 2024-03-31 02:00 CET → 03:00 CEST (01:00Z), 2024-10-27 03:00
 		// CEST → 02:00 CET (01:00Z).
-		{"Europe/Berlin", PlotHours, "2024-03-31T00:59:59Z", "2024-03-31T01:00:00+01:00", "2024-03-31T01:00:00+01:00"},
-		{"Europe/Berlin", PlotHours, "2024-03-31T01:00:00Z", "2024-03-31T03:00:00+02:00", "2024-03-31T03:00:00+02:00"},
-		{"Europe/Berlin", PlotHours, "2024-10-27T00:30:00Z", "2024-10-27T02:00:00+02:00", "2024-10-27T02:00:00+02:00"},
-		{"Europe/Berlin", PlotHours, "2024-10-27T01:30:00Z", "2024-10-27T02:00:00+01:00", "2024-10-27T02:00:00+01:00"},
+		{"Europe/Berlin", PlotHours, "2024-03-31T00:59:59Z", "2024-03-31T01:00:00+01:00", "2024-03-31T01:00:00"},
+		{"Europe/Berlin", PlotHours, "2024-03-31T01:00:00Z", "2024-03-31T03:00:00+02:00", "2024-03-31T03:00:00"},
+		{"Europe/Berlin", PlotHours, "2024-10-27T00:30:00Z", "2024-10-27T02:00:00+02:00", "2024-10-27T02:00:00"},
+		{"Europe/Berlin", PlotHours, "2024-10-27T01:30:00Z", "2024-10-27T02:00:00+01:00", "2024-10-27T02:00:00"},
 		{"Europe/Berlin", PlotDays, "2024-10-27T22:59:59Z", "2024-10-27T00:00:00+02:00", "2024-10-27"},
 		{"Europe/Berlin", PlotDays, "2024-03-30T23:00:00Z", "2024-03-31T00:00:00+01:00", "2024-03-31"},
 		{"Europe/Berlin", PlotMonths, "2024-03-31T21:59:59Z", "2024-03-01T00:00:00+01:00", "2024-03-01"},
 		{"Europe/Berlin", PlotMonths, "2024-03-31T22:00:00Z", "2024-04-01T00:00:00+02:00", "2024-04-01"},
 		// Lord Howe moves its clock by half an hour (2024-10-06 02:00 +10:30 → 02:30 +11, at
 		// 15:30Z): that hour's bucket starts at the change.
-		{"Australia/Lord_Howe", PlotHours, "2024-10-05T15:29:59Z", "2024-10-06T01:00:00+10:30", "2024-10-06T01:00:00+10:30"},
-		{"Australia/Lord_Howe", PlotHours, "2024-10-05T15:45:00Z", "2024-10-06T02:30:00+11:00", "2024-10-06T02:30:00+11:00"},
-		{"Australia/Lord_Howe", PlotHours, "2024-10-05T16:00:00Z", "2024-10-06T03:00:00+11:00", "2024-10-06T03:00:00+11:00"},
+		{"Australia/Lord_Howe", PlotHours, "2024-10-05T15:29:59Z", "2024-10-06T01:00:00+10:30", "2024-10-06T01:00:00"},
+		{"Australia/Lord_Howe", PlotHours, "2024-10-05T15:45:00Z", "2024-10-06T02:30:00+11:00", "2024-10-06T02:30:00"},
+		{"Australia/Lord_Howe", PlotHours, "2024-10-05T16:00:00Z", "2024-10-06T03:00:00+11:00", "2024-10-06T03:00:00"},
 		// A fixed offset.
 		{"Etc/GMT+5", PlotDays, "2024-05-01T04:59:59Z", "2024-04-30T00:00:00-05:00", "2024-04-30"},
-		{"Etc/GMT+5", PlotHours, "2024-05-01T04:59:59Z", "2024-04-30T23:00:00-05:00", "2024-04-30T23:00:00-05:00"},
+		{"Etc/GMT+5", PlotHours, "2024-05-01T04:59:59Z", "2024-04-30T23:00:00-05:00", "2024-04-30T23:00:00"},
 		// São Paulo went from 2018-11-04 00:00 −03 to 01:00 −02 (03:00Z): that day starts at
 		// the change, and 23:59 −03 is still the day before.
 		{"America/Sao_Paulo", PlotDays, "2018-11-04T12:00:00Z", "2018-11-04T01:00:00-02:00", "2018-11-04"},
@@ -255,7 +256,7 @@ func TestBucketsZones(t *testing.T) {
 
 // TestBucketsWalk walks Next from a local midnight to the next and counts the buckets: a DST
 // day is one day bucket of 23 or 25 hours and as many hour buckets; every instant of a bucket
-// starts it, and labels are distinct and in time order by CompareLabels.
+// starts it, and labels are in time order as text.
 func TestBucketsWalk(t *testing.T) {
 	cases := []struct {
 		zone, day       string // the day: its first instant
@@ -264,17 +265,17 @@ func TestBucketsWalk(t *testing.T) {
 		length          time.Duration // of the one bucket, for days and months
 		firstL, secondL string        // labels of the first two buckets
 	}{
-		{"America/New_York", "2024-03-10T00:00:00-05:00", PlotHours, 23, 0, "2024-03-10T00:00:00-05:00", "2024-03-10T01:00:00-05:00"},
-		{"America/New_York", "2024-11-03T00:00:00-04:00", PlotHours, 25, 0, "2024-11-03T00:00:00-04:00", "2024-11-03T01:00:00-04:00"},
+		{"America/New_York", "2024-03-10T00:00:00-05:00", PlotHours, 23, 0, "2024-03-10T00:00:00", "2024-03-10T01:00:00"},
+		{"America/New_York", "2024-11-03T00:00:00-04:00", PlotHours, 25, 0, "2024-11-03T00:00:00", "2024-11-03T01:00:00"},
 		{"America/New_York", "2024-03-10T00:00:00-05:00", PlotDays, 1, 23 * time.Hour, "2024-03-10", "2024-03-11"},
 		{"America/New_York", "2024-11-03T00:00:00-04:00", PlotDays, 1, 25 * time.Hour, "2024-11-03", "2024-11-04"},
-		{"America/New_York", "2024-11-03T00:00:00-04:00", PlotMinutes, 25 * 60, 0, "2024-11-03T00:00:00-04:00", "2024-11-03T00:01:00-04:00"},
-		{"Europe/Berlin", "2024-03-31T00:00:00+01:00", PlotHours, 23, 0, "2024-03-31T00:00:00+01:00", "2024-03-31T01:00:00+01:00"},
-		{"Europe/Berlin", "2024-10-27T00:00:00+02:00", PlotHours, 25, 0, "2024-10-27T00:00:00+02:00", "2024-10-27T01:00:00+02:00"},
+		{"America/New_York", "2024-11-03T00:00:00-04:00", PlotMinutes, 25 * 60, 0, "2024-11-03T00:00:00", "2024-11-03T00:01:00"},
+		{"Europe/Berlin", "2024-03-31T00:00:00+01:00", PlotHours, 23, 0, "2024-03-31T00:00:00", "2024-03-31T01:00:00"},
+		{"Europe/Berlin", "2024-10-27T00:00:00+02:00", PlotHours, 25, 0, "2024-10-27T00:00:00", "2024-10-27T01:00:00"},
 		{"Europe/Berlin", "2024-10-27T00:00:00+02:00", PlotDays, 1, 25 * time.Hour, "2024-10-27", "2024-10-28"},
-		{"Asia/Kolkata", "2024-05-01T00:00:00+05:30", PlotHours, 24, 0, "2024-05-01T00:00:00+05:30", "2024-05-01T01:00:00+05:30"},
+		{"Asia/Kolkata", "2024-05-01T00:00:00+05:30", PlotHours, 24, 0, "2024-05-01T00:00:00", "2024-05-01T01:00:00"},
 		{"Asia/Kolkata", "2024-05-01T00:00:00+05:30", PlotDays, 1, 24 * time.Hour, "2024-05-01", "2024-05-02"},
-		{"Australia/Lord_Howe", "2024-10-06T00:00:00+10:30", PlotHours, 24, 0, "2024-10-06T00:00:00+10:30", "2024-10-06T01:00:00+10:30"},
+		{"Australia/Lord_Howe", "2024-10-06T00:00:00+10:30", PlotHours, 24, 0, "2024-10-06T00:00:00", "2024-10-06T01:00:00"},
 		{"America/Sao_Paulo", "2018-11-04T01:00:00-02:00", PlotDays, 1, 23 * time.Hour, "2018-11-04", "2018-11-05"},
 		// Months, the walk from a month start to the next.
 		{"America/New_York", "2024-03-01T00:00:00-05:00", PlotMonths, 1, (31*24 - 1) * time.Hour, "2024-03-01", "2024-04-01"},
@@ -292,6 +293,7 @@ func TestBucketsWalk(t *testing.T) {
 			end := dayB.Next(first)
 			n := 0
 			var labels []string
+			var starts []time.Time
 			for s := first; s.Before(end); n++ {
 				if !b.Start(s).Equal(s) {
 					t.Fatalf("bucket %d: Start(%v) = %v, not itself", n, s, b.Start(s))
@@ -308,18 +310,18 @@ func TestBucketsWalk(t *testing.T) {
 				if c.length != 0 && next.Sub(s) != c.length {
 					t.Errorf("bucket %d lasts %v, want %v", n, next.Sub(s), c.length)
 				}
-				labels = append(labels, b.Label(s))
+				labels, starts = append(labels, b.Label(s)), append(starts, s)
 				s = next
 			}
-			labels = append(labels, b.Label(end))
+			labels, starts = append(labels, b.Label(end)), append(starts, end)
 			if n != c.buckets {
 				t.Errorf("%d buckets, want %d", n, c.buckets)
 			}
 			if labels[0] != c.firstL || labels[1] != c.secondL {
 				t.Errorf("labels %q, %q…, want %q, %q", labels[0], labels[1], c.firstL, c.secondL)
 			}
-			for i := 1; i < len(labels); i++ {
-				if CompareLabels(labels[i-1], labels[i]) >= 0 {
+			for i := 1; i < len(labels); i++ { // the clock goes back where a DST change repeats an hour
+				if labels[i-1] > labels[i] && offsetOf(starts[i-1]) <= offsetOf(starts[i]) {
 					t.Errorf("labels %q and %q out of order", labels[i-1], labels[i])
 				}
 			}
@@ -345,7 +347,7 @@ func TestBucketsPartition(t *testing.T) {
 			for ts := from; ts.Before(from.AddDate(2, 0, 0)); ts = ts.Add(step) {
 				s := b.Start(ts)
 				n := b.Next(s)
-				if s.After(ts) || !n.After(ts) || !b.Start(n).Equal(n) || b.Label(s) == b.Label(n) {
+				if s.After(ts) || !n.After(ts) || !b.Start(n).Equal(n) || b.Label(s) == b.Label(n) && offsetOf(s) == offsetOf(n) {
 					t.Fatalf("%s %s: %v in bucket [%v, %v) labelled %q then %q", z, g, ts, s, n, b.Label(s), b.Label(n))
 				}
 			}
@@ -406,34 +408,18 @@ func TestParseBuckets(t *testing.T) {
 	}
 }
 
-func TestCompareLabels(t *testing.T) {
-	cases := []struct {
-		a, b string
-		want int
-	}{
-		// Berlin's repeated 02:00: +02:00 first; text order says the opposite.
-		{"2024-10-27T02:00:00+02:00", "2024-10-27T02:00:00+01:00", -1},
-		{"2024-10-27T02:00:00+01:00", "2024-10-27T03:00:00+01:00", -1},
-		{"2024-05-01T10:00:00Z", "2024-05-01T10:00:00Z", 0},
-		{"2024-05-01T10:00:00Z", "2024-05-01T09:00:00Z", 1},
-		{"2024-05-01", "2024-05-02", -1},
-		{"2024-05-02", "2024-05-01", 1},
-	}
-	for _, c := range cases {
-		if got := CompareLabels(c.a, c.b); got != c.want {
-			t.Errorf("CompareLabels(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-	}
+// TestBuildPlotRepeatedHour: the two buckets of the hour Berlin's clock repeats share a wall
+// clock label; the plot adds them up under it, in time order with the hours around it.
+func TestBuildPlotRepeatedHour(t *testing.T) {
+	v := AppVersion{"1", "1"}
 	rows := []PlotRow{
-		{Version: AppVersion{"1", "1"}, Datetime: "2024-10-27T03:00:00+01:00", Instances: 3},
-		{Version: AppVersion{"1", "1"}, Datetime: "2024-10-27T02:00:00+01:00", Instances: 2},
-		{Version: AppVersion{"1", "1"}, Datetime: "2024-10-27T02:00:00+02:00", Instances: 1},
+		{Version: v, Datetime: "2024-10-27T03:00:00", Instances: 4},
+		{Version: v, Datetime: "2024-10-27T02:00:00", Instances: 2},
+		{Version: v, Datetime: "2024-10-27T01:00:00", Instances: 1},
+		{Version: v, Datetime: "2024-10-27T02:00:00", Instances: 1},
 	}
-	pts := BuildPlot(rows, PlotNoRate)[0].Data
-	for i, p := range pts {
-		if p.Instances != uint64(i+1) {
-			t.Errorf("BuildPlot points out of time order: %+v", pts)
-			break
-		}
+	want := []PlotPoint{{Datetime: "2024-10-27T01:00:00", Instances: 1}, {Datetime: "2024-10-27T02:00:00", Instances: 3}, {Datetime: "2024-10-27T03:00:00", Instances: 4}}
+	if got := BuildPlot(rows, PlotNoRate)[0].Data; !reflect.DeepEqual(got, want) {
+		t.Errorf("BuildPlot: %+v, want %+v", got, want)
 	}
 }

@@ -138,9 +138,9 @@ type Analytics interface {
 	// events' LaunchKind/LaunchMs facts). With sel nil every session and launch is Selected.
 	Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel *model.AppVersion) (model.MetricsInput, error)
 	// FilterValues lists the distinct non-empty attribute values of the app's events (every
-	// stored event; with class set, only that class's issue events), each list sorted
+	// stored event; with classes, only the issue events of those classes), each list sorted
 	// ascending except Versions (model.FilterValues says how).
-	FilterValues(ctx context.Context, app uuid.UUID, class model.IssueClass) (model.FilterValues, error)
+	FilterValues(ctx context.Context, app uuid.UUID, classes []model.IssueClass) (model.FilterValues, error)
 	// SessionWalks calls fn once per session selected by q (model.WalkQuery) with all of the
 	// session's walk events (screen events, and crash and ANR events with a group), ascending by
 	// timestamp, then event id. Without GroupID a session is selected by a walk event in the

@@ -148,6 +148,7 @@ func (a *API) Routes(r chi.Router) {
 			r.Get("/config", a.getConfig)
 			r.With(need(model.RoleAdmin)).Patch("/config", a.setConfig)
 			r.Post("/shortFilters", a.createShortFilter)
+			r.Get("/health/plots/instances", a.healthPlot)
 			a.analyticsRoutes(r)
 			a.spanRoutes(r)
 			a.networkRoutes(r)

@@ -195,6 +195,7 @@ var matrix = map[string]route{
 	"GET /apps/{appID}/anrGroups/{groupID}/plots/journey":         {model.RoleViewer, nil},
 	"GET /apps/{appID}/journey":                                   {model.RoleViewer, nil},
 	"GET /apps/{appID}/metrics":                                   {model.RoleViewer, nil},
+	"GET /apps/{appID}/health/plots/instances":                    {model.RoleViewer, nil},
 	"GET /apps/{appID}/filters":                                   {model.RoleViewer, nil},
 	"GET /apps/{appID}/spans/roots/names":                         {model.RoleViewer, nil},
 	"GET /apps/{appID}/spans":                                     {model.RoleViewer, nil},

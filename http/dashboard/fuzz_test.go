@@ -11,7 +11,7 @@ import (
 // analyticsPaths are the analytics routes whose query parameters the fuzzer varies.
 var analyticsPaths = []string{"/crashGroups", "/anrGroups", "/errorGroups", "/crashGroups/plots/instances",
 	"/crashGroups/0123456789abcdef0123456789abcdef/crashes", "/anrGroups/0123456789abcdef0123456789abcdef/path",
-	"/crashGroups/0123456789abcdef0123456789abcdef/plots/journey", "/journey", "/metrics", "/filters",
+	"/crashGroups/0123456789abcdef0123456789abcdef/plots/journey", "/journey", "/metrics", "/health/plots/instances", "/filters",
 	"/spans/roots/names", "/spans", "/spans/plots/metrics", "/traces/0123456789abcdef0123456789abcdef",
 	"/networkRequests/domains", "/networkRequests/paths", "/networkRequests/trends",
 	"/networkRequests/plots/overviewStatusCodes", "/networkRequests/plots/overviewTimeline",

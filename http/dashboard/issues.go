@@ -504,36 +504,19 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// filters serves GET /apps/{id}/filters: values of every event, or of crashes (crash=1) or
-// ANRs (anr=1); the user-defined attribute keys with ud_attr_keys=1 (operator types always).
+// filters serves GET /apps/{id}/filters: values of every event, or of the issue events of
+// the classes asked for — crash=1 or anr=1 (the contract), or the dashboard's `type` list
+// (error, anr; model.IssueKinds) — and the user-defined attribute keys with ud_attr_keys=1
+// (operator types always). span=1 (the dashboard's traces pages) is accepted and answered from
+// every event: spans carry the attributes of their session's events. versions is null when
+// the app has none (the dashboard's "no data"); the other lists are [] when empty.
 func (a *API) filters(w http.ResponseWriter, r *http.Request) {
-	p := &params{q: r.URL.Query()}
-	crash, err := p.flag("crash", false)
-	if err == nil {
-		var anr, keys bool
-		if anr, err = p.flag("anr", false); err == nil {
-			if keys, err = p.flag("ud_attr_keys", false); err == nil {
-				if crash && anr {
-					err = bad("send crash=1 or anr=1, not both")
-				} else {
-					a.serveFilters(w, r, crash, anr, keys)
-					return
-				}
-			}
-		}
+	classes, keys, err := filterClasses(&params{q: r.URL.Query()})
+	if err != nil {
+		a.fail(w, "read filters", err)
+		return
 	}
-	a.fail(w, "read filters", err)
-}
-
-func (a *API) serveFilters(w http.ResponseWriter, r *http.Request, crash, anr, keys bool) {
-	var class model.IssueClass
-	switch {
-	case crash:
-		class = model.ClassCrash
-	case anr:
-		class = model.ClassANR
-	}
-	fv, err := a.Analytics.FilterValues(r.Context(), appOf(r.Context()).ID, class)
+	fv, err := a.Analytics.FilterValues(r.Context(), appOf(r.Context()).ID, classes)
 	if err != nil {
 		a.internal(w, "query filters", err)
 		return
@@ -543,9 +526,8 @@ func (a *API) serveFilters(w http.ResponseWriter, r *http.Request, crash, anr, k
 		Locales: nonNil(fv.Locales), NetworkGenerations: nonNil(fv.NetworkGenerations),
 		NetworkProviders: nonNil(fv.NetworkProviders), NetworkTypes: nonNil(fv.NetworkTypes),
 		UDAttrs: udAttrsJSON{KeyTypes: []model.UDKey{}, OperatorTypes: model.OperatorTypes()}}
-	out.Versions = make([]versionJSON, len(fv.Versions))
-	for i, v := range fv.Versions {
-		out.Versions[i] = versionJSON{Code: v.Code, Name: v.Name}
+	for _, v := range fv.Versions {
+		out.Versions = append(out.Versions, versionJSON{Code: v.Code, Name: v.Name})
 	}
 	if keys {
 		out.UDAttrs.KeyTypes = nonNil(fv.UDKeys)
@@ -553,6 +535,42 @@ func (a *API) serveFilters(w http.ResponseWriter, r *http.Request, crash, anr, k
 	}
 	w.Header().Set(HeaderAnsweredBy, "store")
 	httpx.JSON(w, http.StatusOK, out)
+}
+
+// filterClasses reads the class selection of /filters (nil: every event) and ud_attr_keys.
+func filterClasses(p *params) (classes []model.IssueClass, keys bool, err error) {
+	var crash, anr bool
+	if crash, err = p.flag("crash", false); err != nil {
+		return nil, false, err
+	}
+	if anr, err = p.flag("anr", false); err != nil {
+		return nil, false, err
+	}
+	if keys, err = p.flag("ud_attr_keys", false); err != nil {
+		return nil, false, err
+	}
+	if _, err = p.flag("span", false); err != nil {
+		return nil, false, err
+	}
+	types, err := p.list("type")
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case crash && anr:
+		return nil, false, bad("send crash=1 or anr=1, not both")
+	case (crash || anr) && len(types) > 0:
+		return nil, false, bad("send crash=1, anr=1 or type, not two of them")
+	case crash:
+		return []model.IssueClass{model.ClassCrash}, keys, nil
+	case anr:
+		return []model.IssueClass{model.ClassANR}, keys, nil
+	case len(types) > 0:
+		if classes, _, err = model.IssueKinds(types, nil); err != nil {
+			return nil, false, badErr(err)
+		}
+	}
+	return classes, keys, nil
 }
 
 // analyticsRoutes mounts the crash, ANR, journey, metrics and filter endpoints of an app; every

@@ -567,7 +567,7 @@ func launchIndex(kind string) int {
 // FilterValues lists the distinct attribute values of the app's events; see sinks.Analytics.
 // Versions and OS versions are pairs: a pair counts when either of its two values is not
 // empty.
-func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.IssueClass) (model.FilterValues, error) {
+func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, classes []model.IssueClass) (model.FilterValues, error) {
 	versions := map[model.AppVersion]int64{} // first seen
 	oses := map[model.OSVersion]struct{}{}
 	var sets [6]map[string]struct{}
@@ -581,14 +581,14 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 			if err := v.head(ts, id, val); err != nil {
 				return false, rowErr(ts, id, err)
 			}
-			if class != 0 && !v.isIssueType() {
+			if len(classes) > 0 && !v.isIssueType() {
 				return true, nil
 			}
 			if err := v.rest(true); err != nil {
 				return false, rowErr(ts, id, err)
 			}
 			e := &v.e
-			if class != 0 && model.ClassOf(e.Type, &e.Facts) != class {
+			if len(classes) > 0 && !slices.Contains(classes, model.ClassOf(e.Type, &e.Facts)) {
 				return true, nil
 			}
 			a := &e.Attribute

@@ -195,7 +195,7 @@ func checkAll(t *testing.T, s *Store, app uuid.UUID, evs []model.Event) {
 			}
 		}
 	}
-	for _, class := range []model.IssueClass{0, model.ClassCrash, model.ClassANR, model.ClassHandled} {
+	for _, class := range eventstest.FilterClassSets {
 		got, err := s.FilterValues(ctx, app, class)
 		if err != nil {
 			t.Fatal(err)
@@ -393,7 +393,7 @@ func TestExtremeTimes(t *testing.T) {
 	writeEvents(t, s, evs)
 	writeEvents(t, s, []model.Event{mk(before, math.MaxInt64, "other", ""), mk(after, math.MinInt64, "other", "")})
 	ctx := context.Background()
-	fv, err := s.FilterValues(ctx, app, 0)
+	fv, err := s.FilterValues(ctx, app, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +439,7 @@ func TestAnalyticsErrors(t *testing.T) {
 	if _, err := s.IssueCells(ctx, &q, model.Cells{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("IssueCells with a cancelled context: %v", err)
 	}
-	if _, err := s.FilterValues(ctx, app, 0); !errors.Is(err, context.Canceled) {
+	if _, err := s.FilterValues(ctx, app, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("FilterValues with a cancelled context: %v", err)
 	}
 }

@@ -409,13 +409,18 @@ func (s *Store) Metrics(ctx context.Context, app uuid.UUID, from, to int64, sel 
 // FilterValues lists the distinct attribute values of the app's events; see sinks.Analytics.
 // Four queries (versions, OS versions, the other attributes, user-defined keys); the lists are
 // sorted here, in Go's byte order.
-func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.IssueClass) (model.FilterValues, error) {
+func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, classes []model.IssueClass) (model.FilterValues, error) {
 	var fv model.FilterValues
+	in := make([]string, len(classes))
+	for i, c := range classes {
+		in[i] = strconv.Itoa(int(c))
+	}
+	classesSQL := ""
+	if len(classes) > 0 {
+		classesSQL = " AND " + issueRowsSQL + " AND " + classSQL + " IN (" + strings.Join(in, ", ") + ")"
+	}
 	where := func(q *query) {
-		q.sql(" FROM events WHERE app_id = toUUID(?)", app)
-		if class != 0 {
-			q.sql(" AND " + issueRowsSQL + " AND " + classSQL + " = " + strconv.Itoa(int(class)))
-		}
+		q.sql(" FROM events WHERE app_id = toUUID(?)"+classesSQL, app)
 	}
 	fail := func(what string, err error) (model.FilterValues, error) {
 		return model.FilterValues{}, fmt.Errorf("clickhouse: filter values (%s) of app %s: %w", what, app, err)
@@ -504,10 +509,7 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, class model.Iss
 	// ARRAY JOIN comes before WHERE.
 	q = query{}
 	q.sql("SELECT DISTINCT k, t FROM events ARRAY JOIN ud_keys AS k, ud_types AS t WHERE app_id = toUUID(?)", app)
-	if class != 0 {
-		q.sql(" AND " + issueRowsSQL + " AND " + classSQL + " = " + strconv.Itoa(int(class)))
-	}
-	q.sql(" AND k != ''")
+	q.sql(classesSQL + " AND k != ''")
 	err = s.each(ctx, &q, func(scan func(...any) error) error {
 		var k model.UDKey
 		var t uint8

@@ -746,17 +746,17 @@ func TestAnalyticsMetrics(t *testing.T) {
 
 func TestAnalyticsFilterValues(t *testing.T) {
 	s, d := anaStore(t)
-	for _, class := range []model.IssueClass{0, model.ClassCrash, model.ClassANR, model.ClassHandled} {
+	for _, class := range eventstest.FilterClassSets {
 		want := d.ref.FilterValues(d.app, class)
 		got, err := s.FilterValues(ctxT(t), d.app, class)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(want.Versions) < 2 || len(want.UDKeys) == 0 {
-			t.Fatalf("class %s: too few values to test", class)
+			t.Fatalf("classes %v: too few values to test", class)
 		}
 		if !reflect.DeepEqual(eventstest.NormFilterValues(got), want) {
-			t.Errorf("class %s:\n got %+v\nwant %+v", class, got, want)
+			t.Errorf("classes %v:\n got %+v\nwant %+v", class, got, want)
 		}
 	}
 }

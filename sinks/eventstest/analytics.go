@@ -717,22 +717,27 @@ func checkMetrics(t *testing.T, got, want model.MetricsInput) {
 	}
 }
 
+// FilterClassSets are the class sets FilterValues is checked with: every event, each class,
+// and the dashboard's type=error (crashes and handled) and type=error,anr.
+var FilterClassSets = [][]model.IssueClass{nil, {model.ClassCrash}, {model.ClassANR}, {model.ClassHandled},
+	{model.ClassCrash, model.ClassHandled}, {model.ClassCrash, model.ClassANR, model.ClassHandled}}
+
 func testFilterValues(t *testing.T, s AnalyticsStore, d *anaData) {
 	for _, app := range []struct {
 		name string
 		id   uuid.UUID
 	}{{"A", d.A}, {"B", d.B}, {"unknown app", uuid.MustParse("00000000-0000-4000-8000-00000000a5a5")}} {
-		for _, class := range []model.IssueClass{0, model.ClassCrash, model.ClassANR, model.ClassHandled} {
-			name := class.String()
-			if class == 0 {
+		for _, classes := range FilterClassSets {
+			name := fmt.Sprint(classes)
+			if classes == nil {
 				name = "every event"
 			}
 			t.Run(app.name+"/"+name, func(t *testing.T) {
-				got, err := s.FilterValues(ctx(t), app.id, class)
+				got, err := s.FilterValues(ctx(t), app.id, classes)
 				if err != nil {
 					t.Fatalf("FilterValues: %v", err)
 				}
-				want := d.ref.FilterValues(app.id, class)
+				want := d.ref.FilterValues(app.id, classes)
 				if app.name == "A" && (len(want.Versions) < 3 || len(want.DeviceNames) < 2 || len(want.UDKeys) < 4) {
 					t.Fatalf("dataset: too few values to check: %+v", want)
 				}

@@ -292,7 +292,7 @@ func (r *Reference) Metrics(app uuid.UUID, from, to int64, sel *model.AppVersion
 }
 
 // FilterValues is sinks.Analytics.FilterValues, its empty lists nil.
-func (r *Reference) FilterValues(app uuid.UUID, class model.IssueClass) model.FilterValues {
+func (r *Reference) FilterValues(app uuid.UUID, classes []model.IssueClass) model.FilterValues {
 	first := map[model.AppVersion]int64{}
 	osv := map[model.OSVersion]bool{}
 	sets := make([]map[string]bool, 6)
@@ -302,7 +302,7 @@ func (r *Reference) FilterValues(app uuid.UUID, class model.IssueClass) model.Fi
 	ud := map[model.UDKey]bool{}
 	for i := range r.rows {
 		e := &r.rows[i]
-		if e.AppID != app || class != 0 && model.ClassOf(e.Type, &e.Facts) != class {
+		if e.AppID != app || len(classes) > 0 && !slices.Contains(classes, model.ClassOf(e.Type, &e.Facts)) {
 			continue
 		}
 		if v := versionOf(e); v != (model.AppVersion{}) {

@@ -724,6 +724,11 @@ func (c *aClient) testPlots(t *testing.T) {
 		{window: true, from: D(2) + 9*int64(time.Hour), to: D(2) + 15*int64(time.Hour), tg: "minutes", tz: "Asia/Kolkata"},
 	}
 	for _, q := range qs {
+		var health []wantSeries
+		c.ok(t, d.a, "/health/plots/instances", q.values(), &health)
+		if want := d.health(d.a, q); !reflect.DeepEqual(health, want) {
+			t.Errorf("/health/plots/instances?%s:\n got %s\nwant %s", q.values().Encode(), jsonOf(health), jsonOf(want))
+		}
 		for _, cl := range []struct{ class, path string }{{"crash", "/crashGroups/plots/instances"}, {"anr", "/anrGroups/plots/instances"}} {
 			var got []wantSeries
 			c.ok(t, d.a, cl.path, q.values(), &got)
@@ -995,6 +1000,10 @@ func (c *aClient) testFilters(t *testing.T) {
 		{d.a, "crash=1&ud_attr_keys=1", "crash", true},
 		{d.a, "anr=1&ud_attr_keys=1", "anr", true},
 		{d.b, "ud_attr_keys=1", "", true},
+		// The reference dashboard's vocabulary: error = crashes and handled exceptions.
+		{d.a, "type=error,anr&ud_attr_keys=1", "crash,anr,handled", true},
+		{d.a, "type=error", "crash,handled", false},
+		{d.a, "type=anr&span=1", "anr", false},
 	} {
 		q, _ := url.ParseQuery(cs.q)
 		var got filtersBody
@@ -1171,6 +1180,8 @@ func (c *aClient) testBadRequests(t *testing.T) {
 	}
 	c.bad(t, d.a, "/filters", url.Values{"crash": {"1"}, "anr": {"1"}}, "crash")
 	c.bad(t, d.a, "/filters", url.Values{"crash": {"yes"}}, "crash")
+	c.bad(t, d.a, "/filters", url.Values{"type": {"error,bugs"}}, "bugs")
+	c.bad(t, d.a, "/filters", url.Values{"crash": {"1"}, "type": {"anr"}}, "type")
 	c.bad(t, d.a, "/crashGroups/plots/instances", url.Values{"plot_time_group": {"weeks"}}, "plot_time_group")
 	for _, p := range []string{"/crashGroups/plots/instances", "/anrGroups/plots/instances", g + "/plots/instances"} {
 		for _, tz := range []string{"Mars/Olympus", "../etc/passwd", "/etc/localtime", "Local", strings.Repeat("Asia/", 30)} {

@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"net/url"
 	"slices"
@@ -398,20 +397,19 @@ var tzOffsets = map[string]int{"Asia/Kolkata": 5*3600 + 30*60}
 // (default) or months; minutes and hours are RFC 3339 with the zone's offset ("Z" in UTC),
 // days and months local dates.
 func bucketLabel(ns int64, tg, tz string) string {
-	t, zone := time.Unix(0, ns).UTC(), "Z"
+	t := time.Unix(0, ns).UTC()
 	if tz != "" {
 		off, ok := tzOffsets[tz]
 		if !ok {
 			panic("bucketLabel: no offset for " + tz)
 		}
 		t = time.Unix(0, ns).In(time.FixedZone(tz, off))
-		zone = fmt.Sprintf("+%02d:%02d", off/3600, off%3600/60)
 	}
-	switch tg {
+	switch tg { // the wall clock, no zone: what the reference dashboard's charts parse
 	case "minutes":
-		return t.Format("2006-01-02T15:04:00") + zone
+		return t.Format("2006-01-02T15:04:00")
 	case "hours":
-		return t.Format("2006-01-02T15:00:00") + zone
+		return t.Format("2006-01-02T15:00:00")
 	case "months":
 		return t.Format("2006-01") + "-01"
 	}
@@ -483,6 +481,44 @@ func (d *dataset) overview(app *gApp, q aq, class string) []wantSeries {
 		points[k] = p
 	}
 	return seriesOf(points)
+}
+
+// health is the app health plot: per bucket, the sessions with a matching event (once per
+// version they carried in the bucket), the crash events and the ANR events; buckets with 0
+// left out, every series present.
+func (d *dataset) health(app *gApp, q aq) []wantSeries {
+	type vs struct {
+		b string
+		v gVer
+		s uuid.UUID
+	}
+	sessions := map[vs]bool{}
+	counts := []map[string]int{{}, {}, {}}
+	for _, e := range d.events(app) {
+		if !q.match(e) {
+			continue
+		}
+		b := bucketLabel(e.ts, q.tg, q.tz)
+		if !sessions[vs{b, e.v, e.s.id}] {
+			sessions[vs{b, e.v, e.s.id}] = true
+			counts[0][b]++
+		}
+		switch e.class {
+		case "crash":
+			counts[1][b]++
+		case "anr":
+			counts[2][b]++
+		}
+	}
+	out := []wantSeries{{ID: "sessions"}, {ID: "crashes"}, {ID: "anrs"}}
+	for i, m := range counts {
+		out[i].Data = []wantPoint{}
+		for b, n := range m {
+			out[i].Data = append(out[i].Data, wantPoint{Datetime: b, Instances: n})
+		}
+		sort.Slice(out[i].Data, func(x, y int) bool { return out[i].Data[x].Datetime < out[i].Data[y].Datetime })
+	}
+	return out
 }
 
 // groupPlot is a group's instances of the class per version and bucket.
@@ -671,6 +707,11 @@ type metricsJSON struct {
 		Value float64 `json:"crash_free_sessions"`
 		Delta float64 `json:"delta"`
 		NaN   bool    `json:"nan"`
+		// The reference dashboard's comparison fields (checked here for this member and the
+		// launches; the others share the code).
+		Unselected       float64 `json:"unselected_crash_free_sessions"`
+		NoData           bool    `json:"no_data"`
+		UnselectedNoData bool    `json:"unselected_no_data"`
 	} `json:"crash_free_sessions"`
 	PerceivedANRFree struct {
 		Value float64 `json:"perceived_anr_free_sessions"`
@@ -694,9 +735,12 @@ type metricsJSON struct {
 }
 
 type launchJSON struct {
-	P95   float64 `json:"p95"`
-	Delta float64 `json:"delta"`
-	NaN   bool    `json:"nan"`
+	P95              float64 `json:"p95"`
+	Delta            float64 `json:"delta"`
+	NaN              bool    `json:"nan"`
+	UnselectedP95    float64 `json:"unselected_p95"`
+	NoData           bool    `json:"no_data"`
+	UnselectedNoData bool    `json:"unselected_no_data"`
 }
 
 // metricSide is one side of the health metrics: sessions, those with a crash, a foreground
@@ -737,7 +781,10 @@ func p95(xs []float64) float64 {
 }
 
 func launchWant(sel, oth []float64) launchJSON {
-	m := launchJSON{Delta: 1}
+	m := launchJSON{Delta: 1, NoData: len(sel) == 0, UnselectedNoData: len(oth) == 0}
+	if len(oth) > 0 {
+		m.UnselectedP95 = round2(p95(oth))
+	}
 	if len(sel) == 0 {
 		m.NaN = true
 	} else {
@@ -747,7 +794,8 @@ func launchWant(sel, oth []float64) launchJSON {
 		return m
 	}
 	if len(sel) == 0 || p95(oth) == 0 {
-		return launchJSON{P95: m.P95, NaN: true}
+		m.Delta, m.NaN = 0, true
+		return m
 	}
 	m.Delta = round2(p95(sel) / p95(oth))
 	return m
@@ -827,6 +875,11 @@ func (d *dataset) metrics(app *gApp, from, to int64, sel *gVer) metricsJSON {
 	}
 	s, o := side[0], side[1]
 	m.CrashFree.Value, m.CrashFree.Delta, m.CrashFree.NaN = rate(s, o, func(x metricSide) int { return x.crashed })
+	m.CrashFree.NoData, m.CrashFree.UnselectedNoData = s.sessions == 0, o.sessions == 0
+	if o.sessions > 0 {
+		v, _ := free(o.sessions, o.crashed)
+		m.CrashFree.Unselected = round2(v)
+	}
 	m.PerceivedCrashFree.Value, m.PerceivedCrashFree.Delta, m.PerceivedCrashFree.NaN = rate(s, o, func(x metricSide) int { return x.crashedFG })
 	m.ANRFree.Value, m.ANRFree.Delta, m.ANRFree.NaN = rate(s, o, func(x metricSide) int { return x.anr })
 	m.PerceivedANRFree.Value, m.PerceivedANRFree.Delta, m.PerceivedANRFree.NaN = rate(s, o, func(x metricSide) int { return x.anrFG })
@@ -861,7 +914,7 @@ func (d *dataset) filters(app *gApp, class string, keys bool) filtersBody {
 	sets := map[string]map[string]bool{}
 	ud := map[[2]string]bool{}
 	for _, e := range d.events(app) {
-		if class != "" && e.class != class {
+		if class != "" && !slices.Contains(strings.Split(class, ","), e.class) {
 			continue
 		}
 		if t, ok := first[e.v]; !ok || e.ts < t {
@@ -901,8 +954,7 @@ func (d *dataset) filters(app *gApp, class string, keys bool) filtersBody {
 		}
 		return a.Code > b.Code
 	})
-	f.Versions = []map[string]string{}
-	for _, v := range vs {
+	for _, v := range vs { // none: null, the dashboard's "no data"
 		f.Versions = append(f.Versions, map[string]string{"name": v.Name, "code": v.Code})
 	}
 	var os [][2]string

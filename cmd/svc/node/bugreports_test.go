@@ -423,14 +423,14 @@ func (c *bugClient) checkPlot(t *testing.T) {
 	c.want(t, "/bugReports/plots/instances", "", []jm{ // the default window: the last 7 days
 		{"id": "1.0 (100)", "data": []jm{pt(d1, 2), pt(d2, 1)}},
 		{"id": "2.0 (200)", "data": []jm{pt(d1, 1), pt(d2, 1)}}})
-	hour := func(d time.Duration) string { return bugT0.Add(d).Format("2006-01-02T15:00:00Z") }
+	hour := func(d time.Duration) string { return bugT0.Add(d).Format("2006-01-02T15:00:00") }
 	c.want(t, "/bugReports/plots/instances", w+"&plot_time_group=hours", []jm{
 		{"id": "1.0 (100)", "data": []jm{pt(hour(0), 2), pt(hour(26*time.Hour), 1)}},
 		{"id": "2.0 (200)", "data": []jm{pt(hour(time.Hour), 1), pt(hour(24*time.Hour), 1)}}})
 	// Asia/Kolkata is UTC+05:30: r1 15:30, r2 16:00, r3 16:30, r4 15:30 the next day, r5 17:30.
 	ist := func(d time.Duration) string {
 		l := bugT0.Add(d).In(time.FixedZone("IST", 5*3600+1800))
-		return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), 0, 0, 0, l.Location()).Format(time.RFC3339)
+		return time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), 0, 0, 0, l.Location()).Format("2006-01-02T15:04:05")
 	}
 	c.want(t, "/bugReports/plots/instances", w+"&plot_time_group=hours&timezone=Asia/Kolkata", []jm{
 		{"id": "1.0 (100)", "data": []jm{pt(ist(0), 1), pt(ist(30*time.Minute), 1), pt(ist(26*time.Hour), 1)}},

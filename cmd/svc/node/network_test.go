@@ -160,7 +160,7 @@ type jm = map[string]any
 
 func checkNetwork(t *testing.T, c *netClient) {
 	day := netT0.Format("2006-01-02")
-	hour := func(h int) string { return netT0.Add(time.Duration(h) * time.Hour).Format("2006-01-02T15:00:00Z") }
+	hour := func(h int) string { return netT0.Add(time.Duration(h) * time.Hour).Format("2006-01-02T15:00:00") }
 	w := "from=" + url.QueryEscape(tsOf(netT0.Add(-time.Hour))) + "&to=" + url.QueryEscape(tsOf(netT0.Add(3*time.Hour)))
 
 	// Domains, the most requested first; the default window holds the dataset too.
@@ -198,7 +198,7 @@ func checkNetwork(t *testing.T, c *netClient) {
 		{"datetime": hour(1), "total_count": 3, "count_2xx": 1, "count_3xx": 1, "count_4xx": 1, "count_5xx": 0}})
 	// In Asia/Kolkata (+05:30) 10:00 UTC is 15:30, in the hour from 15:00.
 	ist := func(h int) string {
-		return netT0.Add(time.Duration(h)*time.Hour - 30*time.Minute).In(time.FixedZone("IST", 5*3600+1800)).Format(time.RFC3339)
+		return netT0.Add(time.Duration(h)*time.Hour - 30*time.Minute).In(time.FixedZone("IST", 5*3600+1800)).Format("2006-01-02T15:04:05")
 	}
 	c.want(t, "/plots/overviewStatusCodes", w+"&plot_time_group=hours&timezone=Asia/Kolkata", []jm{
 		{"datetime": ist(0), "total_count": 5, "count_2xx": 3, "count_3xx": 0, "count_4xx": 1, "count_5xx": 1},

@@ -336,7 +336,7 @@ func checkSessionList(t *testing.T, c *spanClient, d *sessionData) {
 func checkSessionPlot(t *testing.T, c *spanClient) {
 	type pt = map[string]any
 	day := sessT0.Format("2006-01-02")
-	hour := func(h int) string { return sessT0.Add(time.Duration(h) * time.Hour).Format("2006-01-02T15:00:00Z") }
+	hour := func(h int) string { return sessT0.Add(time.Duration(h) * time.Hour).Format("2006-01-02T15:00:00") }
 	series := func(id string, pts ...pt) map[string]any { return map[string]any{"id": id, "data": pts} }
 	w := sessWindow()
 	// Each session once, at its first event and its first event's version.
@@ -347,7 +347,7 @@ func checkSessionPlot(t *testing.T, c *spanClient) {
 		series("2.0 (200)", pt{"datetime": hour(1), "instances": 1})})
 	// In Asia/Kolkata (+05:30) 10:00 UTC is 15:30, in the hour from 15:00.
 	ist := func(h int) string {
-		return sessT0.Add(time.Duration(h)*time.Hour - 30*time.Minute).In(time.FixedZone("IST", 5*3600+1800)).Format(time.RFC3339)
+		return sessT0.Add(time.Duration(h)*time.Hour - 30*time.Minute).In(time.FixedZone("IST", 5*3600+1800)).Format("2006-01-02T15:04:05")
 	}
 	c.want(t, "/sessions/plots/instances", w+"&plot_time_group=hours&timezone=Asia/Kolkata", []any{
 		series("1.0 (100)", pt{"datetime": ist(0), "instances": 1}, pt{"datetime": ist(2), "instances": 1}),
