@@ -276,9 +276,11 @@ func (a *API) plotParams(w http.ResponseWriter, r *http.Request) (*params, model
 	return p, f, by, true
 }
 
-// groupPlot serves crashGroups/{id}/plots/instances and the ANR one: the group's instances per
-// version and bucket.
-func (a *API) groupPlot(class model.IssueClass) http.HandlerFunc {
+// groupPlot serves a group's plot: the group's instances per version and bucket, of one class
+// on crashGroups/{id}/plots/instances and the ANR one, of every class (classes nil) on
+// errorGroups/{id}/plots/instances, where no data is null (nullEmpty), as the reference
+// dashboard reads "No Data".
+func (a *API) groupPlot(classes []model.IssueClass, nullEmpty bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		group, ok := groupParam(w, r)
 		if !ok {
@@ -288,14 +290,18 @@ func (a *API) groupPlot(class model.IssueClass) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		q := model.IssueQuery{EventFilter: f, Classes: []model.IssueClass{class}, GroupID: group}
+		q := model.IssueQuery{EventFilter: f, Classes: classes, GroupID: group}
 		cells, err := a.Analytics.IssueCells(r.Context(), &q, model.Cells{Bucketed: true, By: by})
 		if err != nil {
 			a.internal(w, "query plot", err)
 			return
 		}
+		var out any = model.BuildPlot(plotRows(cells, by), model.PlotNoRate)
+		if nullEmpty && len(cells) == 0 {
+			out = nil
+		}
 		w.Header().Set(HeaderAnsweredBy, "store")
-		httpx.JSON(w, http.StatusOK, model.BuildPlot(plotRows(cells, by), model.PlotNoRate))
+		httpx.JSON(w, http.StatusOK, out)
 	}
 }
 
@@ -311,18 +317,8 @@ func (a *API) path(class model.IssueClass) http.HandlerFunc {
 			a.internal(w, "query common path", err)
 			return
 		}
-		steps := make([][]model.Step, 0, len(sessions))
-		for _, evs := range sessions {
-			var ss []model.Step
-			for i := range evs {
-				if st, ok := model.StepOf(&evs[i]); ok {
-					ss = append(ss, st)
-				}
-			}
-			steps = append(steps, ss)
-		}
 		w.Header().Set(HeaderAnsweredBy, "store")
-		httpx.JSON(w, http.StatusOK, model.ComputeCommonPath(steps))
+		httpx.JSON(w, http.StatusOK, model.ComputeCommonPath(model.PathSteps(sessions, model.StepOf)))
 	}
 }
 
@@ -573,21 +569,26 @@ func filterClasses(p *params) (classes []model.IssueClass, keys bool, err error)
 	return classes, keys, nil
 }
 
-// analyticsRoutes mounts the crash, ANR, journey, metrics and filter endpoints of an app; every
-// member may read them.
+// analyticsRoutes mounts the crash, ANR, error group, journey, metrics and filter endpoints of
+// an app; every member may read them.
 func (a *API) analyticsRoutes(r chi.Router) {
 	crash, anr := []model.IssueClass{model.ClassCrash}, []model.IssueClass{model.ClassANR}
 	r.Get("/crashGroups", a.groups(crash, false))
 	r.Get("/anrGroups", a.groups(anr, false))
 	r.Get("/errorGroups", a.groups(nil, true))
+	r.Get("/errorGroups/plots/instances", a.errorOverviewPlot)
+	r.Get("/errorGroups/{groupID}/errors", a.errorEvents)
+	r.Get("/errorGroups/{groupID}/path", a.errorPath)
+	r.Get("/errorGroups/{groupID}/plots/instances", a.groupPlot(nil, true))
+	r.Get("/errorGroups/{groupID}/plots/distribution", a.errorDistribution)
 	r.Get("/crashGroups/plots/instances", a.overviewPlot(model.ClassCrash))
 	r.Get("/anrGroups/plots/instances", a.overviewPlot(model.ClassANR))
 	r.Get("/crashGroups/{groupID}/crashes", a.instances(model.ClassCrash))
 	r.Get("/anrGroups/{groupID}/anrs", a.instances(model.ClassANR))
 	r.Get("/crashGroups/{groupID}/path", a.path(model.ClassCrash))
 	r.Get("/anrGroups/{groupID}/path", a.path(model.ClassANR))
-	r.Get("/crashGroups/{groupID}/plots/instances", a.groupPlot(model.ClassCrash))
-	r.Get("/anrGroups/{groupID}/plots/instances", a.groupPlot(model.ClassANR))
+	r.Get("/crashGroups/{groupID}/plots/instances", a.groupPlot(crash, false))
+	r.Get("/anrGroups/{groupID}/plots/instances", a.groupPlot(anr, false))
 	r.Get("/crashGroups/{groupID}/plots/journey", a.groupJourney(model.ClassCrash))
 	r.Get("/anrGroups/{groupID}/plots/journey", a.groupJourney(model.ClassANR))
 	r.Get("/journey", a.journey)
