@@ -112,6 +112,7 @@ func (a *API) Routes(r chi.Router) {
 		r.With(byIP).Delete("/signout", a.signOut)
 		r.With(a.requireUser, byUser).Get("/session", a.session)
 	})
+	r.With(byIP).Post("/slack/connect", noSlackOAuth)
 	r.Group(func(r chi.Router) {
 		r.Use(deadline, a.requireUser, byUser)
 		r.Post("/teams", a.createTeam)

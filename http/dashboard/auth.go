@@ -259,6 +259,7 @@ func (a *API) session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpx.JSON(w, http.StatusOK, map[string]any{"user": map[string]any{"id": u.ID, "own_team_id": team.ID, "name": u.Name,
-		"email": u.Email, "confirmed_at": ts(u.ConfirmedAt), "last_sign_in_at": ts(u.LastSignInAt),
+		"email": u.Email, "avatar_url": nil, // svc keeps no avatar; the dashboard draws initials
+		"confirmed_at": ts(u.ConfirmedAt), "last_sign_in_at": ts(u.LastSignInAt),
 		"created_at": ts(u.CreatedAt), "updated_at": ts(u.UpdatedAt)}})
 }

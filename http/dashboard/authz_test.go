@@ -21,6 +21,7 @@ import (
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
 	"github.com/svc-dev/svc/sinks/badgermeta"
+	"github.com/svc-dev/svc/sinks/localblob"
 )
 
 // fixture is a dashboard API on embedded stores with a team of four members (one per role),
@@ -60,6 +61,9 @@ func newFixture(t testing.TB) *fixture {
 		Tokens: &auth.Issuer{AccessSecret: []byte("access-secret-0123456789"), RefreshSecret: []byte("refresh-secret-0123456789"),
 			AccessTTL: 30 * time.Minute, RefreshTTL: 7 * 24 * time.Hour},
 		RatePerUser: 100000, RateSignInIP: 100000}
+	if f.api.Blobs, err = localblob.New(t.TempDir(), "http://svc.example.com", []byte("blob-secret-0123456789")); err != nil {
+		t.Fatal(err)
+	}
 	r := chi.NewRouter()
 	f.api.Routes(r)
 	f.router = r
@@ -147,76 +151,89 @@ func (f *fixture) call(t *testing.T, method, path, token string, body any) (int,
 type route struct {
 	min  model.Role
 	body func(f *fixture) any
+	// allowed is the status of a caller the route admits when it is not 2xx (a route that
+	// answers every admitted caller the same refusal, such as svc's missing Slack app).
+	allowed int
 }
 
 var matrix = map[string]route{
-	"PATCH /teams/{teamID}/rename":                  {model.RoleOwner, func(*fixture) any { return map[string]string{"name": "renamed"} }},
-	"GET /teams/{teamID}/apps":                      {model.RoleViewer, nil},
-	"GET /teams/{teamID}/apps/{appID}":              {model.RoleViewer, nil},
-	"POST /teams/{teamID}/apps":                     {model.RoleAdmin, func(*fixture) any { return map[string]string{"name": "new app"} }},
-	"GET /teams/{teamID}/invites":                   {model.RoleViewer, nil},
-	"POST /teams/{teamID}/invite":                   {model.RoleViewer, func(*fixture) any { return []map[string]string{{"email": "x@example.com", "role": "viewer"}} }},
-	"PATCH /teams/{teamID}/invite/{inviteID}":       {model.RoleViewer, func(*fixture) any { return map[string]string{"role": "viewer"} }},
-	"DELETE /teams/{teamID}/invite/{inviteID}":      {model.RoleViewer, nil},
-	"GET /teams/{teamID}/members":                   {model.RoleViewer, nil},
-	"DELETE /teams/{teamID}/members/{memberID}":     {model.RoleAdmin, nil},
-	"PATCH /teams/{teamID}/members/{memberID}/role": {model.RoleAdmin, func(*fixture) any { return map[string]string{"role": "developer"} }},
-	"GET /teams/{teamID}/authz":                     {model.RoleViewer, nil},
-	"GET /teams/{teamID}/usage":                     {model.RoleViewer, nil},
-	"GET /teams/{teamID}/chatapp":                   {model.RoleViewer, nil},
-	"PATCH /teams/{teamID}/chatapp/status":          {model.RoleOwner, func(f *fixture) any { return map[string]any{"enabled": true, "webhook_url": f.webhook.URL} }},
-	"POST /teams/{teamID}/chatapp/test":             {model.RoleOwner, nil},
-	"GET /teams/{teamID}/slack":                     {model.RoleViewer, nil},
-	"PATCH /teams/{teamID}/slack/status":            {model.RoleOwner, func(*fixture) any { return map[string]bool{"is_active": false} }},
-	"POST /teams/{teamID}/slack/test":               {model.RoleOwner, nil},
-	"DELETE /teams/{teamID}/slack":                  {model.RoleOwner, nil},
-	"PATCH /apps/{appID}/rename":                    {model.RoleAdmin, func(*fixture) any { return map[string]string{"name": "renamed"} }},
-	"PATCH /apps/{appID}/apiKey":                    {model.RoleAdmin, nil},
-	"GET /apps/{appID}/retention":                   {model.RoleViewer, nil},
-	"PATCH /apps/{appID}/retention":                 {model.RoleAdmin, func(*fixture) any { return map[string]int{"retention": 90} }},
-	"GET /apps/{appID}/thresholdPrefs":              {model.RoleViewer, nil},
-	"PATCH /apps/{appID}/thresholdPrefs":            {model.RoleAdmin, func(*fixture) any { return map[string]float64{"error_good_threshold": 97} }},
-	"GET /apps/{appID}/config":                      {model.RoleViewer, nil},
-	"PATCH /apps/{appID}/config":                    {model.RoleAdmin, func(*fixture) any { return map[string]float64{"trace_sampling_rate": 50} }},
-	"POST /apps/{appID}/shortFilters":               {model.RoleViewer, func(*fixture) any { return map[string]any{"filters": map[string]any{"versions": []string{"1.0"}}} }},
+	"PATCH /teams/{teamID}/rename":                  {model.RoleOwner, func(*fixture) any { return map[string]string{"name": "renamed"} }, 0},
+	"GET /teams/{teamID}/apps":                      {model.RoleViewer, nil, 0},
+	"GET /teams/{teamID}/apps/{appID}":              {model.RoleViewer, nil, 0},
+	"POST /teams/{teamID}/apps":                     {model.RoleAdmin, func(*fixture) any { return map[string]string{"name": "new app"} }, 0},
+	"GET /teams/{teamID}/invites":                   {model.RoleViewer, nil, 0},
+	"POST /teams/{teamID}/invite":                   {model.RoleViewer, func(*fixture) any { return []map[string]string{{"email": "x@example.com", "role": "viewer"}} }, 0},
+	"PATCH /teams/{teamID}/invite/{inviteID}":       {model.RoleViewer, func(*fixture) any { return map[string]string{"role": "viewer"} }, 0},
+	"DELETE /teams/{teamID}/invite/{inviteID}":      {model.RoleViewer, nil, 0},
+	"GET /teams/{teamID}/members":                   {model.RoleViewer, nil, 0},
+	"DELETE /teams/{teamID}/members/{memberID}":     {model.RoleAdmin, nil, 0},
+	"PATCH /teams/{teamID}/members/{memberID}/role": {model.RoleAdmin, func(*fixture) any { return map[string]string{"role": "developer"} }, 0},
+	"GET /teams/{teamID}/authz":                     {model.RoleViewer, nil, 0},
+	"GET /teams/{teamID}/usage":                     {model.RoleViewer, nil, 0},
+	"GET /teams/{teamID}/chatapp":                   {model.RoleViewer, nil, 0},
+	"PATCH /teams/{teamID}/chatapp/status":          {model.RoleOwner, func(f *fixture) any { return map[string]any{"enabled": true, "webhook_url": f.webhook.URL} }, 0},
+	"POST /teams/{teamID}/chatapp/test":             {model.RoleOwner, nil, 0},
+	"GET /teams/{teamID}/slack":                     {model.RoleViewer, nil, 0},
+	"PATCH /teams/{teamID}/slack/status":            {model.RoleOwner, func(*fixture) any { return map[string]bool{"is_active": false} }, 0},
+	"POST /teams/{teamID}/slack/test":               {model.RoleOwner, nil, 0},
+	"DELETE /teams/{teamID}/slack":                  {model.RoleOwner, nil, 0},
+	"PATCH /apps/{appID}/rename":                    {model.RoleAdmin, func(*fixture) any { return map[string]string{"name": "renamed"} }, 0},
+	"PATCH /apps/{appID}/apiKey":                    {model.RoleAdmin, nil, 0},
+	"GET /apps/{appID}/retention":                   {model.RoleViewer, nil, 0},
+	"PATCH /apps/{appID}/retention":                 {model.RoleAdmin, func(*fixture) any { return map[string]int{"retention": 90} }, 0},
+	"GET /apps/{appID}/thresholdPrefs":              {model.RoleViewer, nil, 0},
+	"PATCH /apps/{appID}/thresholdPrefs":            {model.RoleAdmin, func(*fixture) any { return map[string]float64{"error_good_threshold": 97} }, 0},
+	"GET /apps/{appID}/config":                      {model.RoleViewer, nil, 0},
+	"PATCH /apps/{appID}/config":                    {model.RoleAdmin, func(*fixture) any { return map[string]float64{"trace_sampling_rate": 50} }, 0},
+	"POST /apps/{appID}/shortFilters":               {model.RoleViewer, func(*fixture) any { return map[string]any{"filters": map[string]any{"versions": []string{"1.0"}}} }, 0},
 	// Analytics: every member reads them.
-	"GET /apps/{appID}/crashGroups":                               {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups":                                 {model.RoleViewer, nil},
-	"GET /apps/{appID}/errorGroups":                               {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/plots/instances":               {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/plots/instances":                 {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/crashes":             {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/anrs":                  {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/path":                {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/path":                  {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/plots/instances":     {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/plots/instances":       {model.RoleViewer, nil},
-	"GET /apps/{appID}/crashGroups/{groupID}/plots/journey":       {model.RoleViewer, nil},
-	"GET /apps/{appID}/anrGroups/{groupID}/plots/journey":         {model.RoleViewer, nil},
-	"GET /apps/{appID}/journey":                                   {model.RoleViewer, nil},
-	"GET /apps/{appID}/metrics":                                   {model.RoleViewer, nil},
-	"GET /apps/{appID}/health/plots/instances":                    {model.RoleViewer, nil},
-	"GET /apps/{appID}/filters":                                   {model.RoleViewer, nil},
-	"GET /apps/{appID}/spans/roots/names":                         {model.RoleViewer, nil},
-	"GET /apps/{appID}/spans":                                     {model.RoleViewer, nil},
-	"GET /apps/{appID}/spans/plots/metrics":                       {model.RoleViewer, nil},
-	"GET /apps/{appID}/traces/{traceID}":                          {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/domains":                   {model.RoleViewer, nil},
-	"GET /apps/{appID}/alerts":                                    {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/paths":                     {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/trends":                    {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/plots/overviewStatusCodes": {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/plots/overviewTimeline":    {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/plots/endpointLatency":     {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/plots/endpointStatusCodes": {model.RoleViewer, nil},
-	"GET /apps/{appID}/networkRequests/plots/endpointTimeline":    {model.RoleViewer, nil},
-	"GET /apps/{appID}/bugReports":                                {model.RoleViewer, nil},
-	"GET /apps/{appID}/bugReports/plots/instances":                {model.RoleViewer, nil},
-	"GET /apps/{appID}/bugReports/{bugReportID}":                  {model.RoleViewer, nil},
-	"PATCH /apps/{appID}/bugReports/{bugReportID}":                {model.RoleDeveloper, func(*fixture) any { return map[string]int{"status": 1} }},
-	"GET /apps/{appID}/sessions":                                  {model.RoleViewer, nil},
-	"GET /apps/{appID}/sessions/plots/instances":                  {model.RoleViewer, nil},
-	"GET /apps/{appID}/sessions/{sessionID}":                      {model.RoleViewer, nil},
+	"GET /apps/{appID}/crashGroups":                               {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/anrGroups":                                 {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/errorGroups":                               {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/crashGroups/plots/instances":               {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/anrGroups/plots/instances":                 {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/crashGroups/{groupID}/crashes":             {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/anrGroups/{groupID}/anrs":                  {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/crashGroups/{groupID}/path":                {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/anrGroups/{groupID}/path":                  {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/crashGroups/{groupID}/plots/instances":     {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/anrGroups/{groupID}/plots/instances":       {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/crashGroups/{groupID}/plots/journey":       {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/anrGroups/{groupID}/plots/journey":         {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/journey":                                   {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/metrics":                                   {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/errorGroups/plots/instances":               {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/errorGroups/{groupID}/errors":              {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/errorGroups/{groupID}/path":                {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/errorGroups/{groupID}/plots/instances":     {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/errorGroups/{groupID}/plots/distribution":  {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/health/plots/instances":                    {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/builds":                                    {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/builds/{fileID}/download":                  {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/filters/keys":                              {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/filters/values":                            {model.RoleViewer, nil, 0},
+	"GET /teams/{teamID}/slack/connect-url":                       {model.RoleViewer, nil, http.StatusServiceUnavailable},
+	"GET /apps/{appID}/filters":                                   {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/spans/roots/names":                         {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/spans":                                     {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/spans/plots/metrics":                       {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/traces/{traceID}":                          {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/domains":                   {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/alerts":                                    {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/paths":                     {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/trends":                    {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/plots/overviewStatusCodes": {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/plots/overviewTimeline":    {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/plots/endpointLatency":     {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/plots/endpointStatusCodes": {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/networkRequests/plots/endpointTimeline":    {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/bugReports":                                {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/bugReports/plots/instances":                {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/bugReports/{bugReportID}":                  {model.RoleViewer, nil, 0},
+	"PATCH /apps/{appID}/bugReports/{bugReportID}":                {model.RoleDeveloper, func(*fixture) any { return map[string]int{"status": 1} }, 0},
+	"GET /apps/{appID}/sessions":                                  {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/sessions/plots/instances":                  {model.RoleViewer, nil, 0},
+	"GET /apps/{appID}/sessions/{sessionID}":                      {model.RoleViewer, nil, 0},
 }
 
 // matrixTraceID is the trace fill puts in {traceID}; matrixPrep stores a span of it.
@@ -238,6 +255,13 @@ var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
 	},
 	"GET /apps/{appID}/networkRequests/plots/endpointTimeline": func(t *testing.T, f *fixture) string {
 		return f.fill("/apps/{appID}/networkRequests/plots/endpointTimeline") + "?domain=api.example.com&path=/v1/*"
+	},
+	"GET /apps/{appID}/builds/{fileID}/download": matrixBuildFile,
+	"GET /apps/{appID}/filters/keys": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/filters/keys") + "?entity=builds"
+	},
+	"GET /apps/{appID}/filters/values": func(t *testing.T, f *fixture) string {
+		return f.fill("/apps/{appID}/filters/values") + "?entity=builds&key_name=version_name"
 	},
 	"GET /apps/{appID}/spans": func(t *testing.T, f *fixture) string {
 		return f.fill("/apps/{appID}/spans") + "?span_name=checkout"
@@ -264,6 +288,21 @@ var matrixPrep = map[string]func(t *testing.T, f *fixture) string{
 }
 
 // matrixBugReport stores a bug report of the fixture's app and returns its path.
+// matrixBuildFile stores a mapping file of the app, its record and its bytes, and returns its
+// download path.
+func matrixBuildFile(t *testing.T, f *fixture) string {
+	ctx := context.Background()
+	m := model.Mapping{ID: uuid.New(), AppID: f.app.ID, VersionName: "1.0", VersionCode: "1", BuildType: "aab", Type: "proguard",
+		Filename: "mapping.txt", BlobKey: "apps/" + f.app.ID.String() + "/mapping.txt", CreatedAt: f.now}
+	if err := f.api.Meta.AddMappings(ctx, []model.Mapping{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.Blobs.Put(ctx, m.BlobKey, strings.NewReader("a -> b"), 6); err != nil {
+		t.Fatal(err)
+	}
+	return f.fill("/apps/{appID}/builds/") + m.ID.String() + "/download"
+}
+
 func matrixBugReport(t *testing.T, f *fixture) string {
 	e := model.Event{ID: uuid.New(), AppID: f.app.ID, SessionID: uuid.New(), Type: model.BugReportType,
 		Timestamp: f.now.UnixNano(), Payload: []byte(`{"description":"matrix"}`)}
@@ -370,6 +409,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 					want = "403"
 				case model.Role(who).Rank() < row.min.Rank():
 					want = "403"
+				case row.allowed != 0:
+					want = strconv.Itoa(row.allowed)
 				default:
 					want = "2xx"
 				}

@@ -153,13 +153,23 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 				MethodName: g.Last.MethodName, FileName: g.Last.FileName, LineNumber: g.Last.LineNumber,
 				Count: g.Count, Percentage: g.Percentage, UpdatedAt: rfc3339(g.LastTime)}
 			if errorGroups {
-				et, sev := g.LastClass.String(), g.Last.Severity
+				et, sev := errorTypeOf(g.LastClass, g.Last.Severity)
 				out.Results[i].ErrorType, out.Results[i].Severity = &et, &sev
 			}
 		}
 		w.Header().Set(HeaderAnsweredBy, by)
 		httpx.JSON(w, http.StatusOK, out)
 	}
+}
+
+// errorTypeOf is a group's error_type and severity as the reference dashboard reads them: its
+// source, "exception" or "anr" (the pill), and for an ANR the severity "fatal" (an ANR ends the
+// app's use as a crash does).
+func errorTypeOf(c model.IssueClass, severity string) (errorType, sev string) {
+	if c == model.ClassANR {
+		return "anr", "fatal"
+	}
+	return "exception", severity
 }
 
 // errorGroupFilters reads errorGroups' `type` and `severity` lists (model.IssueKinds decides

@@ -24,6 +24,13 @@ func (a *API) slackRoutes(r chi.Router) {
 	r.With(need(model.RoleOwner)).Patch("/slack/status", a.setSlackStatus)
 	r.With(need(model.RoleOwner)).Post("/slack/test", a.testChatApp)
 	r.With(need(model.RoleOwner)).Delete("/slack", a.deleteSlack)
+	r.Get("/slack/connect-url", noSlackOAuth)
+}
+
+// noSlackOAuth answers the Slack app installation calls (connect-url, and the OAuth callback's
+// POST /slack/connect): svc posts to an incoming webhook and has no Slack app to install.
+func noSlackOAuth(w http.ResponseWriter, _ *http.Request) {
+	httpx.Error(w, http.StatusServiceUnavailable, "svc has no Slack app to install: set the team's incoming webhook with PATCH /teams/{id}/chatapp/status instead")
 }
 
 // slackJSON is a chat app as the dashboard reads a Slack integration. An incoming webhook names

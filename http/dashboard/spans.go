@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -82,6 +83,11 @@ func (a *API) spanQuery(r *http.Request) (*params, *model.SpanQuery, error) {
 	q := &model.SpanQuery{EventFilter: f}
 	if q.Name, err = p.str("span_name"); err != nil {
 		return nil, nil, err
+	}
+	// The reference dashboard encodes span_name twice (its API decodes it again): a name that
+	// still reads as percent-encoded is decoded once more, as there.
+	if n, err := url.PathUnescape(q.Name); err == nil {
+		q.Name = n
 	}
 	if q.Name == "" {
 		return nil, nil, bad("span_name is required: the name of the root spans to show (see /apps/{id}/spans/roots/names)")

@@ -160,8 +160,24 @@ func (a *API) listInvites(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]map[string]any, 0, len(invs))
+	emails := map[uuid.UUID]string{} // of the inviters: a team has few
 	for _, i := range invs {
-		out = append(out, a.inviteJSON(i))
+		j := a.inviteJSON(i)
+		// The reference dashboard's names: who invited (by email) and until when it is valid.
+		email, ok := emails[i.InvitedBy]
+		if !ok {
+			u, err := a.Meta.User(r.Context(), i.InvitedBy)
+			switch {
+			case err == nil:
+				email = u.Email
+			case !errors.Is(err, sinks.ErrNotFound): // a deleted inviter shows as ""
+				a.storeErr(w, "read inviter", err)
+				return
+			}
+			emails[i.InvitedBy] = email
+		}
+		j["invited_by_email"], j["valid_until"] = email, j["expires_at"]
+		out = append(out, j)
 	}
 	httpx.JSON(w, http.StatusOK, out)
 }

@@ -270,7 +270,10 @@ func wantGroupRes(app *gApp, g wantGroup, errorGroups bool) groupRes {
 	r := groupRes{AppID: app.id.String(), ID: g.id, Type: e.gType, Message: e.gMsg, MethodName: e.gMethod, FileName: e.gFile,
 		LineNumber: e.gLine, Count: g.count, Percentage: g.pct, UpdatedAt: strconv.FormatInt(e.ts, 10)}
 	if errorGroups {
-		et, sev := e.class, e.severity
+		et, sev := "exception", e.severity // the reference dashboard's source pill
+		if e.class == "anr" {
+			et, sev = "anr", "fatal"
+		}
 		r.ErrorType, r.Severity = &et, &sev
 	}
 	return r
