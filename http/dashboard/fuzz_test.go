@@ -18,7 +18,10 @@ var analyticsPaths = []string{"/crashGroups", "/anrGroups", "/errorGroups", "/cr
 	"/networkRequests/plots/endpointLatency", "/networkRequests/plots/endpointStatusCodes",
 	"/networkRequests/plots/endpointTimeline", "/alerts",
 	"/bugReports", "/bugReports/plots/instances", "/bugReports/00000000-0000-4000-8000-000000000000",
-	"/sessions", "/sessions/plots/instances", "/sessions/00000000-0000-4000-8000-000000000000"}
+	"/sessions", "/sessions/plots/instances", "/sessions/00000000-0000-4000-8000-000000000000",
+	"/errorGroups/plots/instances", "/errorGroups/0123456789abcdef0123456789abcdef/errors",
+	"/errorGroups/0123456789abcdef0123456789abcdef/path", "/errorGroups/0123456789abcdef0123456789abcdef/plots/instances",
+	"/errorGroups/0123456789abcdef0123456789abcdef/plots/distribution", "/builds", "/filters/keys", "/filters/values"}
 
 // FuzzAnalyticsQuery: no query string makes an analytics endpoint panic or answer 5xx; a refused
 // one is a 400 with {error}. The store is the embedded one, with an empty app.
@@ -35,6 +38,8 @@ func FuzzAnalyticsQuery(f *testing.F) {
 		"domain=api.example.com&path=/v1/**&http_methods=get&http_methods=POST&search=us&trends_limit=3&timeline_limit=2",
 		"bug_report_statuses=0&bug_report_statuses=1&free_text=%20Checkout%5C%22%25_&offset=2&limit=3&plot_time_group=hours&timezone=America/New_York",
 		"type=error,anr&severity=fatal&bug_report=1&user_interaction=0&foreground=1&background=true&free_text=%C3%9C%27%00&offset=1&limit=1000",
+		"offset=3&limit=1&type=error&severity=unhandled,handled&custom=false&span=1&ud_attr_keys=1",
+		`entity=builds&key_name=version_name&search=1.&limit=201&filter_expr=version_name:in:["1.0","2\"x"] AND (mapping_type:not_in:proguard OR patch_id:is_set)`,
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)
