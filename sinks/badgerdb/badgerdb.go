@@ -9,8 +9,12 @@ package badgerdb
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // Key prefixes of the embedded backends. A prefix is never a prefix of another.
@@ -60,10 +64,34 @@ func open(dir string, logger *slog.Logger, sync bool) (*badger.DB, error) {
 		opts = opts.WithInMemory(true).WithValueThreshold(1 << 20)
 	}
 	db, err := badger.Open(opts)
+	if err != nil && dir != "" && strings.Contains(err.Error(), z.NewFile.Error()) {
+		// A process killed between creating a memtable's log file and sizing it leaves the file
+		// empty, and Badger (v4.9) then refuses to open: it reads the file as new and takes that
+		// for an error. An empty log holds no entry, so it is removed and the open tried again.
+		// The error comes after Badger took the directory lock, so no other process uses it.
+		if n := removeEmptyMemtables(dir); n > 0 {
+			if logger != nil {
+				logger.Warn("removed empty memtable logs left by a killed process", "dir", dir, "files", n)
+			}
+			db, err = badger.Open(opts)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
 	return db, nil
+}
+
+// removeEmptyMemtables deletes the zero-length memtable logs (*.mem) of dir and says how many.
+func removeEmptyMemtables(dir string) int {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	n := 0
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Size() == 0 && os.Remove(f) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // HasPrefix says whether db holds any key with the prefix (a data directory's layout check).
