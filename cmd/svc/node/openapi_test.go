@@ -649,7 +649,7 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	c := &conformance{schemaCheck: &schemaCheck{t: t, doc: doc}, tn: tn, seen: map[string][]int{},
 		vals: map[string]string{"teamID": tn.app.TeamID.String(), "appID": tn.app.ID.String(), "groupID": page.Results[0].ID,
 			"fileID": file.String(),
-			"key": "attachments/" + tn.app.ID.String() + "/" + uuid.NewString(), "asset": "docs.js",
+			"key":    "attachments/" + tn.app.ID.String() + "/" + uuid.NewString(), "asset": "docs.js",
 			"traceID":     fmt.Sprintf("%032x", 7), // conformanceBatch's span
 			"bugReportID": reportPage.Results[0].EventID,
 			"sessionID":   reportPage.Results[0].SessionID}} // conformanceBatch's session
