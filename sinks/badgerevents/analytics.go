@@ -144,6 +144,22 @@ func (v *rowView) head(ts int64, id, val []byte) error {
 	return v.r.err
 }
 
+// issueMatch decodes a row as far as an issue query needs (head, then the rest only for an
+// exception or anr) and says whether q selects it; err names the row when it cannot be read.
+// IssueCells, IssueEvents and IssueDistribution read their rows through it.
+func (v *rowView) issueMatch(ts int64, id, val []byte, q *model.IssueQuery) (bool, error) {
+	if err := v.head(ts, id, val); err != nil {
+		return false, rowErr(ts, id, err)
+	}
+	if !v.isIssueType() {
+		return false, nil
+	}
+	if err := v.rest(q.UD != nil); err != nil {
+		return false, rowErr(ts, id, err)
+	}
+	return q.MatchIssue(&v.e), nil
+}
+
 // isIssueType says whether the row's type can have an issue class (ClassOf): exception or anr.
 func (v *rowView) isIssueType() bool { return v.e.Type == "exception" || v.e.Type == "anr" }
 
@@ -297,19 +313,10 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 	var v rowView
 	err := s.db.View(func(txn *badger.Txn) error {
 		return scan(ctx, txn, q.App, window{lo: q.From, hi: q.To, reverse: true}, func(ts int64, id, val []byte) (bool, error) {
-			if err := v.head(ts, id, val); err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			if !v.isIssueType() {
-				return true, nil
-			}
-			if err := v.rest(q.UD != nil); err != nil {
-				return false, rowErr(ts, id, err)
+			if ok, err := v.issueMatch(ts, id, val, q); !ok {
+				return err == nil, err
 			}
 			e := &v.e
-			if !q.MatchIssue(e) {
-				return true, nil
-			}
 			k := cellKey{group: e.Facts.GroupID, class: model.ClassOf(e.Type, &e.Facts), v: versionOf(e)}
 			if by.Bucketed {
 				k.bucket = bk.start(ts)
@@ -366,22 +373,11 @@ func (s *Store) IssueEvents(ctx context.Context, q *model.IssueQuery, page model
 	var v rowView
 	err := s.db.View(func(txn *badger.Txn) error {
 		return scan(ctx, txn, q.App, w, func(ts int64, id, val []byte) (bool, error) {
-			if err := v.head(ts, id, val); err != nil {
-				return false, rowErr(ts, id, err)
+			if ok, err := v.issueMatch(ts, id, val, q); !ok {
+				return err == nil, err
 			}
-			if key != nil {
-				// The row at Key itself (the seek lands on it when it exists) is on no page.
-				if backward && !afterKey(key, ts, v.e.ID) || !backward && !key.Before(ts, v.e.ID) {
-					return true, nil
-				}
-			}
-			if !v.isIssueType() {
-				return true, nil
-			}
-			if err := v.rest(q.UD != nil); err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			if !q.MatchIssue(&v.e) {
+			// The row at Key itself (the seek lands on it when it exists) is on no page.
+			if key != nil && (backward && !afterKey(key, ts, v.e.ID) || !backward && !key.Before(ts, v.e.ID)) {
 				return true, nil
 			}
 			e, err := fullEvent(q.App, ts, id, val)

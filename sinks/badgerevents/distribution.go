@@ -58,19 +58,3 @@ func (s *Store) IssueDistribution(ctx context.Context, q *model.IssueQuery) (mod
 	}
 	return out, nil
 }
-
-// issueMatch decodes a row as far as an issue query needs (head, then the rest only for an
-// exception or anr) and says whether q selects it; err names the row when it cannot be read.
-// IssueCells and IssueEvents read rows the same way inline.
-func (v *rowView) issueMatch(ts int64, id, val []byte, q *model.IssueQuery) (bool, error) {
-	if err := v.head(ts, id, val); err != nil {
-		return false, rowErr(ts, id, err)
-	}
-	if !v.isIssueType() {
-		return false, nil
-	}
-	if err := v.rest(q.UD != nil); err != nil {
-		return false, rowErr(ts, id, err)
-	}
-	return q.MatchIssue(&v.e), nil
-}
