@@ -129,45 +129,13 @@ func errorEventOf(in *instanceJSON, e *model.Event) any {
 			base.Attachments[i].Size = &size
 		}
 	}
+	_, base.Severity = errorTypeOf(e.Type == "anr", e.Facts.Issue.Severity)
 	if e.Type == "anr" {
-		base.Severity = "fatal" // ANRs have no severity of their own
 		return anrEventJSON{errorEventBase: base, ANR: in.Exception}
 	}
-	base.Severity = exceptionSeverity(e)
 	code, num, meta := model.AppleErrorFields(e.Payload)
 	return exceptionEventJSON{errorEventBase: base, Exception: in.Exception, NumCode: num, Code: code, Meta: meta,
 		UserDefined: udJSON(e.UserDefined)}
-}
-
-// exceptionSeverity is the severity of an exception: as sent, or read from the legacy handled
-// flag (IssueDisplay.Severity), else by whether it crashed the app.
-func exceptionSeverity(e *model.Event) string {
-	switch {
-	case e.Facts.Issue.Severity != "":
-		return e.Facts.Issue.Severity
-	case e.Facts.Fatal:
-		return "fatal"
-	}
-	return "handled"
-}
-
-// groupRequest reads a group detail request that lists no plot: the group id, and the filter
-// with the attribute lists; plot_time_group and timezone are checked, and bucket nothing.
-// It answers 400 or 500 itself when it cannot.
-func (a *API) groupRequest(w http.ResponseWriter, r *http.Request) (string, *params, model.EventFilter, bool) {
-	group, ok := groupParam(w, r)
-	if !ok {
-		return "", nil, model.EventFilter{}, false
-	}
-	p, f, ok := a.requestFilter(w, r, true)
-	if !ok {
-		return "", nil, f, false
-	}
-	if _, err := p.buckets(); err != nil {
-		a.fail(w, "read plot buckets", err)
-		return "", nil, f, false
-	}
-	return group, p, f, true
 }
 
 // errorEvents serves errorGroups/{id}/errors: the group's events newest first, paged by limit

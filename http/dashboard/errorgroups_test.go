@@ -66,7 +66,7 @@ func TestErrorEventOf(t *testing.T) {
 			`{` + fmt.Sprintf(base, "exception", "unhandled") + `,"exception":{"title":"E@A.kt","stacktrace":"E: boom","message":"boom"},` +
 				`"num_code":null,"code":"","meta":null,"user_defined_attribute":{}}`},
 		{"crash with an NSError and attributes", model.Event{Type: "exception", Timestamp: ts, Attachments: atts,
-			Facts:       model.EventFacts{Fatal: true},
+			Facts:       model.EventFacts{Fatal: true, Issue: model.IssueDisplay{Severity: "fatal"}}, // as DeriveFacts sets a crash's
 			UserDefined: []model.UDAttr{{Key: "plan", Type: model.UDString, Value: "pro"}},
 			Payload:     []byte(`{"error":{"code":"NSCocoaErrorDomain","numcode":4,"meta":{"k":"v"}}}`)},
 			`{` + fmt.Sprintf(base, "exception", "fatal") + `,"exception":{"title":"E@A.kt","stacktrace":"E: boom","message":"boom"},` +

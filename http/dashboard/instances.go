@@ -34,16 +34,8 @@ type attachmentJSON struct {
 // first, keyset-paged on (key_timestamp, key_id) as the spec says.
 func (a *API) instances(class model.IssueClass) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		group, ok := groupParam(w, r)
+		group, p, f, ok := a.groupRequest(w, r)
 		if !ok {
-			return
-		}
-		p, f, ok := a.requestFilter(w, r, true)
-		if !ok {
-			return
-		}
-		if _, err := p.buckets(); err != nil { // checked, and nothing to bucket
-			a.fail(w, "read plot buckets", err)
 			return
 		}
 		limit, err := p.limit()

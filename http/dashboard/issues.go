@@ -153,7 +153,7 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 				MethodName: g.Last.MethodName, FileName: g.Last.FileName, LineNumber: g.Last.LineNumber,
 				Count: g.Count, Percentage: g.Percentage, UpdatedAt: rfc3339(g.LastTime)}
 			if errorGroups {
-				et, sev := errorTypeOf(g.LastClass, g.Last.Severity)
+				et, sev := errorTypeOf(g.LastClass == model.ClassANR, g.Last.Severity)
 				out.Results[i].ErrorType, out.Results[i].Severity = &et, &sev
 			}
 		}
@@ -162,11 +162,12 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 	}
 }
 
-// errorTypeOf is a group's error_type and severity as the reference dashboard reads them: its
-// source, "exception" or "anr" (the pill), and for an ANR the severity "fatal" (an ANR ends the
-// app's use as a crash does).
-func errorTypeOf(c model.IssueClass, severity string) (errorType, sev string) {
-	if c == model.ClassANR {
+// errorTypeOf is the error_type and severity of an errorGroups group or event as the reference
+// dashboard reads them: its source, "exception" or "anr" (the pill), and the exception's
+// severity (IssueDisplay.Severity, what the severity filter matches), or "fatal" for an ANR (an
+// ANR ends the app's use as a crash does).
+func errorTypeOf(anr bool, severity string) (errorType, sev string) {
+	if anr {
 		return "anr", "fatal"
 	}
 	return "exception", severity
@@ -219,6 +220,25 @@ func groupParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 		return "", false
 	}
 	return id, true
+}
+
+// groupRequest reads a group detail request that lists no plot: the group id, and the filter
+// with the attribute lists; plot_time_group and timezone are checked, and bucket nothing.
+// It answers 400 or 500 itself when it cannot.
+func (a *API) groupRequest(w http.ResponseWriter, r *http.Request) (string, *params, model.EventFilter, bool) {
+	group, ok := groupParam(w, r)
+	if !ok {
+		return "", nil, model.EventFilter{}, false
+	}
+	p, f, ok := a.requestFilter(w, r, true)
+	if !ok {
+		return "", nil, f, false
+	}
+	if _, err := p.buckets(); err != nil {
+		a.fail(w, "read plot buckets", err)
+		return "", nil, f, false
+	}
+	return group, p, f, true
 }
 
 // overviewPlot serves crashGroups/plots/instances and anrGroups/plots/instances: per version
