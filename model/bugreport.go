@@ -217,19 +217,7 @@ var descriptionKey = []byte(`"description":`)
 // not pair up, which no SDK writes (JSON encoders write valid UTF-16 or raw UTF-8); they
 // decode as ClickHouse 18.16 does (decodeLikeClickHouse).
 func BugReportDescription(payload []byte) string {
-	i := bytes.Index(payload, descriptionKey)
-	if i < 0 {
-		return ""
-	}
-	rest := payload[i+len(descriptionKey):]
-	if len(rest) == 0 || rest[0] != '"' {
-		return ""
-	}
-	s, ok := decodeLikeClickHouse(rest[1:])
-	if !ok {
-		return ""
-	}
-	return s
+	return payloadMember(payload, descriptionKey)
 }
 
 // decodeLikeClickHouse decodes the JSON string content that starts raw (after the opening

@@ -145,7 +145,12 @@ func ForegroundEvidence(e *Event) bool {
 // lifecycle_app) this is the top-level member.
 func PayloadString(payload []byte, key string) string {
 	needle := make([]byte, 0, len(key)+3)
-	needle = append(append(append(needle, '"'), key...), '"', ':')
+	return payloadMember(payload, append(append(append(needle, '"'), key...), '"', ':'))
+}
+
+// payloadMember is the decoded string after the first needle (`"key":`) in payload; "" when
+// there is none or no string follows it.
+func payloadMember(payload, needle []byte) string {
 	i := bytes.Index(payload, needle)
 	if i < 0 {
 		return ""
