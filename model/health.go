@@ -1,8 +1,8 @@
 package model
 
 import (
-	"cmp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -24,31 +24,30 @@ type HealthPoint struct {
 // version), the crashes (fatal exception events) and the ANR events. Always the three series,
 // in that order.
 func HealthPlot(sessions []SessionBucket, cells []IssueCell, by Buckets) []HealthSeries {
-	sums := [3]map[int64]uint64{{}, {}, {}}
+	// By label: the two buckets of an hour a DST change repeats share one, and add up as in
+	// BuildPlot. Labels sort as text in time order.
+	sums := [3]map[string]uint64{{}, {}, {}}
+	label := func(ns int64) string { return by.Label(time.Unix(0, ns)) }
 	for _, s := range sessions {
-		sums[0][s.Bucket] += s.Sessions
+		sums[0][label(s.Bucket)] += s.Sessions
 	}
 	for _, c := range cells {
 		switch c.Class {
 		case ClassCrash:
-			sums[1][c.Bucket] += c.Count
+			sums[1][label(c.Bucket)] += c.Count
 		case ClassANR:
-			sums[2][c.Bucket] += c.Count
+			sums[2][label(c.Bucket)] += c.Count
 		}
 	}
 	out := []HealthSeries{{ID: "sessions"}, {ID: "crashes"}, {ID: "anrs"}}
 	for i, m := range sums {
-		starts := make([]int64, 0, len(m))
-		for b, n := range m {
+		out[i].Data = []HealthPoint{}
+		for l, n := range m {
 			if n > 0 {
-				starts = append(starts, b)
+				out[i].Data = append(out[i].Data, HealthPoint{Datetime: l, Instances: n})
 			}
 		}
-		slices.SortFunc(starts, cmp.Compare[int64])
-		out[i].Data = make([]HealthPoint, len(starts))
-		for j, b := range starts {
-			out[i].Data[j] = HealthPoint{Datetime: by.Label(time.Unix(0, b)), Instances: m[b]}
-		}
+		slices.SortFunc(out[i].Data, func(a, b HealthPoint) int { return strings.Compare(a.Datetime, b.Datetime) })
 	}
 	return out
 }

@@ -36,6 +36,16 @@ func TestHealthPlot(t *testing.T) {
 			},
 		},
 	}
+	// Berlin's clock repeats 02:00 on 2024-10-27 (00:00Z and 01:00Z): one point.
+	berlin, err := ParseBuckets("hours", "Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := func(utcHour int) int64 { return time.Date(2024, 10, 27, utcHour, 0, 0, 0, time.UTC).UnixNano() }
+	got := HealthPlot([]SessionBucket{{Version: v1, Bucket: h(0), Sessions: 2}, {Version: v1, Bucket: h(1), Sessions: 3}, {Version: v1, Bucket: h(2), Sessions: 1}}, nil, berlin)
+	if want := []HealthPoint{{"2024-10-27T02:00:00", 5}, {"2024-10-27T03:00:00", 1}}; !reflect.DeepEqual(got[0].Data, want) {
+		t.Errorf("repeated hour: %+v, want %+v", got[0].Data, want)
+	}
 	for _, c := range cases {
 		if got := HealthPlot(c.sessions, c.cells, kolkata); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
