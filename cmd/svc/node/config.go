@@ -84,6 +84,13 @@ type Config struct {
 	EventTimeout      time.Duration // bound of one event store (ClickHouse) insert, statement or ping
 	EventQueryTimeout time.Duration // bound of one event store (ClickHouse) query
 
+	// Cluster mode (off when ClusterName is empty): protoactor's cluster over the shared stores.
+	ClusterName     string
+	ClusterProvider string   // "static" or "etcd"
+	ClusterAddr     string   // host:port of this node's actor remoting
+	ClusterPeers    []string // static provider: every member's remoting address
+	EtcdEndpoints   []string // etcd provider: the etcd client endpoints
+
 	// publicURLDefault is set when PublicURL was derived from Addr, so Start can put the real
 	// port in it when Addr asks for any free port (:0).
 	publicURLDefault bool
@@ -139,6 +146,22 @@ func bytesize(p func(*Config) *int64) func(*flag.FlagSet, *Config, Setting) {
 			panic("bad default for " + s.Flag)
 		}
 		fs.Int64Var(p(c), s.Flag, n, s.Usage)
+	}
+}
+
+// list binds a comma-separated list; blanks around items are dropped, and so are empty items.
+func list(p func(*Config) *[]string) func(*flag.FlagSet, *Config, Setting) {
+	return func(fs *flag.FlagSet, c *Config, s Setting) {
+		fs.Func(s.Flag, s.Usage, func(v string) error {
+			var out []string
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					out = append(out, item)
+				}
+			}
+			*p(c) = out
+			return nil
+		})
 	}
 }
 
@@ -205,6 +228,11 @@ var Settings = []Setting{
 	{"api-key-stale-for", "SVC_API_KEY_STALE_FOR", "6h", "while the metadata store does not answer, a key it accepted at most this long ago keeps working", dur(func(c *Config) *time.Duration { return &c.KeyStaleFor })},
 	{"clickhouse-timeout", "SVC_CLICKHOUSE_TIMEOUT", "5s", "longest a ClickHouse insert (up to --flush-rows rows), statement or ping may take; beyond it the event store counts as unavailable", dur(func(c *Config) *time.Duration { return &c.EventTimeout })},
 	{"clickhouse-query-timeout", "SVC_CLICKHOUSE_QUERY_TIMEOUT", "5m", "longest a ClickHouse query may take (dashboard requests end sooner, at --request-timeout)", dur(func(c *Config) *time.Duration { return &c.EventQueryTimeout })},
+	{"cluster-name", "SVC_CLUSTER_NAME", "", "name of the cluster this node joins; empty = a single node (no cluster provider needed). A cluster runs on ClickHouse, PostgreSQL and S3 only", str(func(c *Config) *string { return &c.ClusterName })},
+	{"cluster-provider", "SVC_CLUSTER_PROVIDER", "static", "how members find each other: static (the fixed list of --cluster-peers) or etcd (--etcd-endpoints)", str(func(c *Config) *string { return &c.ClusterProvider })},
+	{"cluster-addr", "SVC_CLUSTER_ADDR", "", "host:port of this node's actor remoting, reachable by every other member (static: also port+1 for member checks)", str(func(c *Config) *string { return &c.ClusterAddr })},
+	{"cluster-peers", "SVC_CLUSTER_PEERS", "", "static provider: comma-separated remoting addresses (host:port) of all members, this one included", list(func(c *Config) *[]string { return &c.ClusterPeers })},
+	{"etcd-endpoints", "SVC_ETCD_ENDPOINTS", "", "etcd provider: comma-separated etcd client URLs, e.g. http://etcd:2379", list(func(c *Config) *[]string { return &c.EtcdEndpoints })},
 }
 
 // ParseConfig reads the environment (getenv) and then args. The error is one line naming the
@@ -386,10 +414,66 @@ func (c *Config) validate() error {
 	if c.MaxEventAge < 0 {
 		return errors.New("--max-event-age must not be negative")
 	}
+	if err := c.validateCluster(); err != nil {
+		return err
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("bad value %q for --log-level: want debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// Clustered says whether the node runs as a member of a cluster.
+func (c *Config) Clustered() bool { return c.ClusterName != "" }
+
+// validateCluster checks the cluster settings. A cluster needs stores every member reaches: the
+// embedded ones live in one node's data directory.
+func (c *Config) validateCluster() error {
+	if !c.Clustered() {
+		return nil
+	}
+	var local []string
+	if c.ClickHouseDSN == "" {
+		local = append(local, "events (--clickhouse-dsn)")
+	}
+	if c.PostgresDSN == "" {
+		local = append(local, "metadata (--postgres-dsn)")
+	}
+	if c.S3Endpoint == "" {
+		local = append(local, "blobs (--s3-endpoint)")
+	}
+	if len(local) > 0 {
+		return fmt.Errorf("--cluster-name needs shared stores, but %s would be embedded in this node's data directory, where other members cannot reach them", strings.Join(local, ", "))
+	}
+	if _, port, err := net.SplitHostPort(c.ClusterAddr); err != nil || port == "" || port == "0" {
+		return fmt.Errorf("bad value %q for --cluster-addr: want the host:port other members reach this node's remoting at", c.ClusterAddr)
+	}
+	if host, _, _ := net.SplitHostPort(c.ClusterAddr); host == "" || host == "0.0.0.0" || host == "::" {
+		return fmt.Errorf("bad value %q for --cluster-addr: the host must be one other members can reach (not empty, 0.0.0.0 or ::)", c.ClusterAddr)
+	}
+	switch c.ClusterProvider {
+	case "static":
+		if len(c.ClusterPeers) == 0 {
+			return errors.New("--cluster-provider static needs --cluster-peers: the remoting addresses of all members")
+		}
+		self := false
+		for _, p := range c.ClusterPeers {
+			if _, port, err := net.SplitHostPort(p); err != nil || port == "" {
+				return fmt.Errorf("bad member %q in --cluster-peers: want host:port", p)
+			}
+			self = self || p == c.ClusterAddr
+		}
+		if !self {
+			return fmt.Errorf("--cluster-peers must list this node's own --cluster-addr %q", c.ClusterAddr)
+		}
+	case "etcd":
+		if len(c.EtcdEndpoints) == 0 {
+			return errors.New("--cluster-provider etcd needs --etcd-endpoints")
+		}
+	default:
+		return fmt.Errorf("bad value %q for --cluster-provider: want static or etcd", c.ClusterProvider)
 	}
 	return nil
 }

@@ -50,6 +50,28 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("%+v", c)
 				}
 			}},
+		{name: "cluster on embedded stores", args: []string{"--cluster-name", "c1", "--cluster-addr", "10.0.0.1:7000", "--cluster-peers", "10.0.0.1:7000"},
+			wantErr: "--cluster-name needs shared stores, but events (--clickhouse-dsn), metadata (--postgres-dsn), blobs (--s3-endpoint) would be embedded"},
+		{name: "cluster static", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "10.0.0.1:7000",
+			"SVC_CLUSTER_PEERS": " 10.0.0.1:7000, 10.0.0.2:7000 ,,10.0.0.3:7000"}),
+			check: func(t *testing.T, c Config) {
+				if !c.Clustered() || c.ClusterProvider != "static" || len(c.ClusterPeers) != 3 || c.ClusterPeers[1] != "10.0.0.2:7000" {
+					t.Errorf("%+v", c)
+				}
+			}},
+		{name: "cluster etcd", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "svc-0.svc:7000",
+			"SVC_CLUSTER_PROVIDER": "etcd", "SVC_ETCD_ENDPOINTS": "http://etcd:2379"}),
+			check: func(t *testing.T, c Config) {
+				if c.ClusterProvider != "etcd" || len(c.EtcdEndpoints) != 1 {
+					t.Errorf("%+v", c)
+				}
+			}},
+		{name: "cluster without addr", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_PEERS": "10.0.0.1:7000"}), wantErr: "--cluster-addr"},
+		{name: "cluster addr on all interfaces", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "0.0.0.0:7000", "SVC_CLUSTER_PEERS": "0.0.0.0:7000"}), wantErr: "not empty, 0.0.0.0"},
+		{name: "cluster peers without self", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "10.0.0.1:7000", "SVC_CLUSTER_PEERS": "10.0.0.2:7000"}), wantErr: "must list this node's own"},
+		{name: "cluster static without peers", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "10.0.0.1:7000"}), wantErr: "needs --cluster-peers"},
+		{name: "cluster etcd without endpoints", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "10.0.0.1:7000", "SVC_CLUSTER_PROVIDER": "etcd"}), wantErr: "needs --etcd-endpoints"},
+		{name: "cluster unknown provider", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "10.0.0.1:7000", "SVC_CLUSTER_PROVIDER": "consul"}), wantErr: "want static or etcd"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: `unexpected argument "extra"`},
 		{name: "bad addr", args: []string{"--addr", "8080"}, wantErr: `bad value "8080" for --addr`},
@@ -158,4 +180,12 @@ func TestRedactArgs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sharedStores adds the settings of ClickHouse, PostgreSQL and S3 to env, as a cluster needs.
+func sharedStores(env map[string]string) map[string]string {
+	env["SVC_CLICKHOUSE_DSN"] = "clickhouse://127.0.0.1:9000/svc"
+	env["SVC_POSTGRES_DSN"] = "postgres://u@127.0.0.1:5432/svc"
+	env["SVC_S3_ENDPOINT"], env["SVC_S3_ACCESS_KEY"], env["SVC_S3_SECRET_KEY"] = "s3:9000", "k", "s"
+	return env
 }
