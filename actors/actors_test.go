@@ -20,18 +20,18 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newDir(t *testing.T, idle time.Duration) (*System, *LocalDirectory, Snapshots) {
+func newDir(t *testing.T, idle time.Duration) (*System, *LocalDirectory, badgerdb.Snapshots) {
 	return newDirB(t, idle)
 }
 
-func newDirB(t testing.TB, idle time.Duration) (*System, *LocalDirectory, Snapshots) {
+func newDirB(t testing.TB, idle time.Duration) (*System, *LocalDirectory, badgerdb.Snapshots) {
 	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sys := NewSystem(quiet)
-	snaps := Snapshots{DB: db}
+	snaps := badgerdb.Snapshots{DB: db}
 	var dir *LocalDirectory
 	dir = NewLocalDirectory(sys, map[Kind]Producer{
 		KindApp:     AppProducer(nil, slog.Default()),

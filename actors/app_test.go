@@ -37,7 +37,7 @@ func newLiveRigIdle(t *testing.T, db *badger.DB, idle time.Duration) *liveRig {
 	t.Helper()
 	store := badgerevents.New(db)
 	sys := NewSystem(quiet)
-	snaps := Snapshots{DB: db}
+	snaps := badgerdb.Snapshots{DB: db}
 	var dir *LocalDirectory
 	dir = NewLocalDirectory(sys, map[Kind]Producer{
 		KindApp:     AppProducer(store, quiet),

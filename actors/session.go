@@ -2,7 +2,7 @@ package actors
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/svc-dev/svc/actors/actorpb"
 	"github.com/svc-dev/svc/model"
-	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks"
 )
 
 // maxScreens bounds the journey steps a session keeps, so a runaway session cannot grow an
@@ -33,40 +32,33 @@ const maxIssueIDs = 1024
 // over.
 const snapshotTTL = 7 * 24 * time.Hour
 
-// Snapshots keeps actor state while an actor is passivated, in the node's Badger DB.
-type Snapshots struct{ DB *badger.DB }
+// snapshotTimeout bounds one snapshot load or save: a shared store that does not answer must
+// not hold a session actor (and the requests waiting on it) for longer.
+const snapshotTimeout = 5 * time.Second
 
-func snapshotKey(kind Kind, identity string) []byte {
-	return []byte(badgerdb.PrefixActor + string(kind) + "/" + identity)
-}
-
-// Load reads a snapshot into m; found is false when there is none.
-func (s Snapshots) Load(kind Kind, identity string, m proto.Message) (found bool, err error) {
-	err = s.DB.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(snapshotKey(kind, identity))
-		if err != nil {
-			return err
-		}
-		return it.Value(func(v []byte) error { return proto.Unmarshal(v, m) })
-	})
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
+// loadSnapshot reads the actor's saved state into m; found is false when there is none.
+func loadSnapshot(snaps sinks.Snapshots, kind Kind, identity string, m proto.Message) (found bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
+	defer cancel()
+	b, found, err := snaps.LoadSnapshot(ctx, string(kind), identity)
+	if err != nil || !found {
+		return false, err
 	}
-	if err != nil {
-		return false, fmt.Errorf("load %s snapshot: %w", kind, err)
+	if err := proto.Unmarshal(b, m); err != nil {
+		return false, fmt.Errorf("decode %s snapshot: %w", kind, err)
 	}
 	return true, nil
 }
 
-// Save writes a snapshot that expires after ttl.
-func (s Snapshots) Save(kind Kind, identity string, m proto.Message, ttl time.Duration) error {
+// saveSnapshot writes the actor's state, to expire after ttl.
+func saveSnapshot(snaps sinks.Snapshots, kind Kind, identity string, m proto.Message, ttl time.Duration) error {
 	b, err := proto.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode %s snapshot: %w", kind, err)
 	}
-	return s.DB.Update(func(txn *badger.Txn) error {
-		return txn.SetEntry(badger.NewEntry(snapshotKey(kind, identity), b).WithTTL(ttl))
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
+	defer cancel()
+	return snaps.SaveSnapshot(ctx, string(kind), identity, b, ttl)
 }
 
 // SessionIdentity is the directory identity of a session actor. Sessions are addressed within
@@ -86,7 +78,7 @@ func SessionIdentity(app, session uuid.UUID) string {
 type sessionActor struct {
 	identity  string
 	dir       Directory
-	snaps     Snapshots
+	snaps     sinks.Snapshots
 	idle      time.Duration
 	passivate func()
 	log       *slog.Logger
@@ -96,7 +88,7 @@ type sessionActor struct {
 }
 
 // SessionProducer makes session actors for a Directory.
-func SessionProducer(dir func() Directory, snaps Snapshots, idle time.Duration, log *slog.Logger) Producer {
+func SessionProducer(dir func() Directory, snaps sinks.Snapshots, idle time.Duration, log *slog.Logger) Producer {
 	return func(identity string, passivate func()) actor.Actor {
 		return &sessionActor{identity: identity, dir: dir(), snaps: snaps, idle: idle, passivate: passivate, log: log}
 	}
@@ -105,7 +97,7 @@ func SessionProducer(dir func() Directory, snaps Snapshots, idle time.Duration, 
 func (a *sessionActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		if _, err := a.snaps.Load(KindSession, a.identity, &a.st); err != nil {
+		if _, err := loadSnapshot(a.snaps, KindSession, a.identity, &a.st); err != nil {
 			a.log.Warn("session state lost", "session", a.identity, "error", err.Error())
 		}
 		if a.st.AppId == nil {
@@ -261,7 +253,7 @@ func (a *sessionActor) save() {
 	if !a.dirty {
 		return
 	}
-	if err := a.snaps.Save(KindSession, a.identity, &a.st, snapshotTTL); err != nil {
+	if err := saveSnapshot(a.snaps, KindSession, a.identity, &a.st, snapshotTTL); err != nil {
 		a.log.Warn("session state not saved", "session", a.identity, "error", err.Error())
 		return
 	}

@@ -4,10 +4,11 @@
 // and s3blob. Each interface has one conformance suite every backend of it must pass:
 // eventstest (EventStore, Analytics and Spans, with Reference and SpansReference, the
 // brute-force answers of Analytics and Spans),
-// metatest (MetaStore) and blobtest (BlobStore); sinktest starts the servers the production
-// backends are tested on. The node's own durable structures are here too, behind no
-// interface: spool (the write-ahead log of accepted batches), gate (the request gate of
-// PUT /events) and badgerdb (the Badger databases of a data directory).
+// metatest (MetaStore), blobtest (BlobStore) and snaptest (Snapshots: badgerdb and postgres);
+// sinktest starts the servers the production backends are tested on. The node's own durable
+// structures are here too: spool (the write-ahead log of accepted batches), gate (the request
+// gate of PUT /events, node-local or shared by a cluster, with its suite gatetest) and badgerdb
+// (the Badger databases of a data directory).
 package sinks
 
 import (
@@ -22,6 +23,19 @@ import (
 
 	"github.com/svc-dev/svc/model"
 )
+
+// Snapshots keeps actor state between an actor's activations: a session actor saves its state
+// when it is passivated or stopped and loads it when it is activated again, on whichever node
+// that happens. A single node keeps snapshots in its own Badger database (badgerdb.Snapshots);
+// a cluster keeps them in PostgreSQL, which every member reaches.
+type Snapshots interface {
+	// LoadSnapshot returns the state last saved for (kind, identity); found is false when none
+	// was saved or it expired. The returned slice is the caller's.
+	LoadSnapshot(ctx context.Context, kind, identity string) (state []byte, found bool, err error)
+	// SaveSnapshot replaces the state of (kind, identity), durably once it returns; it expires
+	// ttl after the save (ttl > 0).
+	SaveSnapshot(ctx context.Context, kind, identity string, state []byte, ttl time.Duration) error
+}
 
 // Errors every backend returns (wrapped or not; callers use errors.Is).
 var (

@@ -45,7 +45,7 @@ const (
 type Events struct {
 	Blobs  sinks.BlobStore
 	Spool  *spool.Spool
-	Gate   *gate.Gate
+	Gate   gate.Store
 	Actors *actors.Ingest
 	Log    *slog.Logger
 
@@ -212,7 +212,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t := time.Now()
-	state, info, err := h.Gate.Begin(app.ID, req)
+	state, info, err := h.Gate.Begin(r.Context(), app.ID, req)
 	h.lap("gate_begin", &t)
 	if err != nil {
 		h.fail(w, r, err)
@@ -231,7 +231,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	accepted := false
 	defer func() {
 		if !accepted {
-			h.Gate.Abort(app.ID, req)
+			h.Gate.Abort(context.WithoutCancel(r.Context()), app.ID, req) // also when the client went away
 		}
 	}()
 
@@ -278,7 +278,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.lap("spool_append", &t)
 	gi := gateInfoOf(&batch, multi)
 	gb, _ := json.Marshal(gi)
-	if err := h.Gate.Accept(app.ID, req, gb); err != nil {
+	if err := h.Gate.Accept(context.WithoutCancel(r.Context()), app.ID, req, gb); err != nil {
 		// The batch is durable in the spool; replay marks the id accepted if this node dies.
 		h.Log.Warn("request id not recorded; a retry may be processed again", "error", err.Error())
 	}
@@ -558,7 +558,7 @@ func (h *Events) Replay(ctx context.Context, recs []spool.Record) (events, spans
 		}
 		assignBlobKeys(rec.AppID, &b)
 		gb, _ := json.Marshal(gateInfoOf(&b, rec.Kind == recordMultipart))
-		if err := h.Gate.Mark(rec.AppID, rec.RequestID, gb); err != nil {
+		if err := h.Gate.Mark(ctx, rec.AppID, rec.RequestID, gb); err != nil {
 			return events, spans, err
 		}
 		h.Actors.DistributeWithBlobs(rec.AppID, b.Events, b.Spans, inlineBlobs(rec.AppID, b.Inline), rec.Seq, len(rec.Body), true)

@@ -49,7 +49,7 @@ func newEvents(tb testing.TB) *Events {
 	var dirx *actors.LocalDirectory
 	dirx = actors.NewLocalDirectory(sys, map[actors.Kind]actors.Producer{
 		actors.KindApp:     actors.AppProducer(nil, slog.Default()),
-		actors.KindSession: actors.SessionProducer(func() actors.Directory { return dirx }, actors.Snapshots{DB: db}, time.Minute, log),
+		actors.KindSession: actors.SessionProducer(func() actors.Directory { return dirx }, badgerdb.Snapshots{DB: db}, time.Minute, log),
 	})
 	fl := sys.AS.Root.Spawn(actors.NewFlusher(badgerevents.New(db), sp, actors.FlushOptions{}, actors.NewFlushMetrics(prometheus.NewRegistry()), log))
 	tb.Cleanup(func() {

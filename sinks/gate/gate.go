@@ -1,9 +1,12 @@
 // Package gate is the request gate of PUT /events: it remembers, per app, which svc-req-id
-// values were accepted (in Badger, for at least the retention of request ids) and which are being
-// processed right now (in memory), so a retried request is never processed twice.
+// values were accepted (for at least the retention of request ids) and which are being processed
+// right now, so a retried request is never processed twice. Store is its contract; Local keeps
+// it for one node (Badger and memory), the PostgreSQL store (sinks/postgres) for a cluster, where
+// a retry may reach another node. gatetest is the conformance suite every Store passes.
 package gate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -37,10 +40,34 @@ func makeKey(app, req uuid.UUID) key {
 	return k
 }
 
+// InProgressTTL bounds how long a request id stays in progress in a shared store when the node
+// that began it never ends it (killed mid-request): a retry after it is processed. It is longer
+// than any request may take (--body-timeout plus the spool append).
+const InProgressTTL = 10 * time.Minute
+
+// Store is the request gate. Every method is safe for concurrent use, by the nodes that share
+// the store as by one node's requests.
+type Store interface {
+	// Begin classifies a request id of an app. Unseen: nobody began it, or its holder aborted
+	// it or never ended it within InProgressTTL; the id is now in progress and the caller must
+	// end it with Accept or Abort. InProgress: another request with the id is being processed
+	// now. Accepted: a request with the id was accepted; info is what its Accept or Mark stored.
+	Begin(ctx context.Context, app, req uuid.UUID) (State, []byte, error)
+	// Accept records the id as accepted with info, durably, for at least the store's TTL
+	// (DefaultTTL unless configured), and ends its in-progress state.
+	Accept(ctx context.Context, app, req uuid.UUID, info []byte) error
+	// Mark records the id as accepted with info whatever its state: spool replay marks the ids
+	// of the batches it hands on, as the node may have died between the spool and Accept.
+	Mark(ctx context.Context, app, req uuid.UUID, info []byte) error
+	// Abort ends the in-progress state the caller's Begin started, so a retry is processed. It
+	// does not undo an Accept or a Mark.
+	Abort(ctx context.Context, app, req uuid.UUID)
+}
+
 const shards = 64
 
-// Gate is safe for concurrent use.
-type Gate struct {
+// Local is the gate of a single node: accepted ids in Badger, in-progress ids in memory.
+type Local struct {
 	db     *badger.DB
 	ttl    time.Duration
 	shards [shards]struct {
@@ -49,12 +76,12 @@ type Gate struct {
 	}
 }
 
-// New returns a gate over the shared Badger DB (prefix badgerdb.PrefixGate).
-func New(db *badger.DB, ttl time.Duration) *Gate {
+// New returns a node-local gate over a Badger DB (prefix badgerdb.PrefixGate).
+func New(db *badger.DB, ttl time.Duration) *Local {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	g := &Gate{db: db, ttl: ttl}
+	g := &Local{db: db, ttl: ttl}
 	for i := range g.shards {
 		g.shards[i].inflight = map[key]struct{}{}
 	}
@@ -65,9 +92,8 @@ func dbKey(k key) []byte {
 	return append([]byte(badgerdb.PrefixGate), k[:]...)
 }
 
-// Begin classifies a request id. For Unseen, the id is now in progress and the caller must end with
-// Accept or Abort. For Accepted, info is what Accept stored.
-func (g *Gate) Begin(app, req uuid.UUID) (State, []byte, error) {
+// Begin implements Store.
+func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, error) {
 	k := makeKey(app, req)
 	sh := &g.shards[k[31]%shards]
 	sh.mu.Lock()
@@ -95,11 +121,10 @@ func (g *Gate) Begin(app, req uuid.UUID) (State, []byte, error) {
 	}
 }
 
-// Accept records the id as accepted with info (what a repeat is answered from), durably, and
-// ends its in-progress state.
-func (g *Gate) Accept(app, req uuid.UUID, info []byte) error {
+// Accept implements Store.
+func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) error {
 	k := makeKey(app, req)
-	err := g.Mark(app, req, info)
+	err := g.Mark(ctx, app, req, info)
 	sh := &g.shards[k[31]%shards]
 	sh.mu.Lock()
 	delete(sh.inflight, k)
@@ -107,9 +132,8 @@ func (g *Gate) Accept(app, req uuid.UUID, info []byte) error {
 	return err
 }
 
-// Mark records the id as accepted without touching the in-progress set: spool replay uses it,
-// so an id whose batch reached the spool is accepted even if the node died before Accept.
-func (g *Gate) Mark(app, req uuid.UUID, info []byte) error {
+// Mark implements Store. It leaves the in-progress set alone.
+func (g *Local) Mark(_ context.Context, app, req uuid.UUID, info []byte) error {
 	k := makeKey(app, req)
 	err := g.db.Update(func(txn *badger.Txn) error {
 		return txn.SetEntry(badger.NewEntry(dbKey(k), info).WithTTL(g.ttl))
@@ -120,8 +144,8 @@ func (g *Gate) Mark(app, req uuid.UUID, info []byte) error {
 	return nil
 }
 
-// Abort ends an id's in-progress state without accepting it, so a retry is processed.
-func (g *Gate) Abort(app, req uuid.UUID) {
+// Abort implements Store.
+func (g *Local) Abort(_ context.Context, app, req uuid.UUID) {
 	k := makeKey(app, req)
 	sh := &g.shards[k[31]%shards]
 	sh.mu.Lock()

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 )
 
 func TestGateStates(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := badgerdb.Open(dir, nil)
 	if err != nil {
@@ -26,20 +28,20 @@ func TestGateStates(t *testing.T) {
 		want State
 		info string
 	}{
-		{"first sight", func() (State, []byte) { s, i, _ := g.Begin(app, req); return s, i }, Unseen, ""},
-		{"while in progress", func() (State, []byte) { s, i, _ := g.Begin(app, req); return s, i }, InProgress, ""},
-		{"same id, other app", func() (State, []byte) { s, i, _ := g.Begin(other, req); return s, i }, Unseen, ""},
+		{"first sight", func() (State, []byte) { s, i, _ := g.Begin(ctx, app, req); return s, i }, Unseen, ""},
+		{"while in progress", func() (State, []byte) { s, i, _ := g.Begin(ctx, app, req); return s, i }, InProgress, ""},
+		{"same id, other app", func() (State, []byte) { s, i, _ := g.Begin(ctx, other, req); return s, i }, Unseen, ""},
 		{"after abort", func() (State, []byte) {
-			g.Abort(other, req)
-			s, i, _ := g.Begin(other, req)
-			g.Abort(other, req)
+			g.Abort(ctx, other, req)
+			s, i, _ := g.Begin(ctx, other, req)
+			g.Abort(ctx, other, req)
 			return s, i
 		}, Unseen, ""},
 		{"after accept", func() (State, []byte) {
-			if err := g.Accept(app, req, []byte("info")); err != nil {
+			if err := g.Accept(ctx, app, req, []byte("info")); err != nil {
 				t.Fatal(err)
 			}
-			s, i, _ := g.Begin(app, req)
+			s, i, _ := g.Begin(ctx, app, req)
 			return s, i
 		}, Accepted, "info"},
 	}
@@ -59,12 +61,13 @@ func TestGateStates(t *testing.T) {
 	}
 	defer db.Close()
 	g = New(db, 0)
-	if s, info, err := g.Begin(app, req); err != nil || s != Accepted || string(info) != "info" {
+	if s, info, err := g.Begin(ctx, app, req); err != nil || s != Accepted || string(info) != "info" {
 		t.Fatalf("after reopen: %v %q %v", s, info, err)
 	}
 }
 
 func TestGateConcurrentSameID(t *testing.T) {
+	ctx := context.Background()
 	db, err := badgerdb.Open("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -78,14 +81,14 @@ func TestGateConcurrentSameID(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, _, err := g.Begin(app, req)
+			s, _, err := g.Begin(ctx, app, req)
 			if err != nil {
 				t.Error(err)
 			}
 			if s == Unseen {
 				news.Add(1)
 				time.Sleep(10 * time.Millisecond)
-				if err := g.Accept(app, req, nil); err != nil {
+				if err := g.Accept(ctx, app, req, nil); err != nil {
 					t.Error(err)
 				}
 			}

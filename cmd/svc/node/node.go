@@ -247,7 +247,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		// Stopping flushes what the flusher holds; what fails stays in the spool for the next start.
 		return n.Actors.AS.Root.PoisonFuture(n.flusher).Wait()
 	})
-	snaps := actors.Snapshots{DB: local}
+	snaps := badgerdb.Snapshots{DB: local}
 	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
 		actors.KindApp:     actors.AppProducerAlerting(n.Analytics, log, &n.appsUnknown, alerts, nil),
 		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
