@@ -85,12 +85,28 @@ type sessionActor struct {
 
 	st    actorpb.SessionState
 	dirty bool
+	// reserved are the places SessionCheck gave requests still in flight (not in snapshots: a
+	// request does not outlive its node, and reservations expire after reserveTTL).
+	reserved []reservation
+	now      func() time.Time
 }
+
+// reservation is one request's place in the session between its SessionCheck and its events.
+type reservation struct {
+	request         string // request id bytes
+	start, earliest int64  // as in SessionCheck
+	at              time.Time
+}
+
+// reserveTTL bounds a reservation whose request never ended it: after SessionCheck, a request
+// only appends to the spool and records its id (milliseconds), so one older than this belongs
+// to a node that died mid-request.
+const reserveTTL = time.Minute
 
 // SessionProducer makes session actors for a Directory.
 func SessionProducer(dir func() Directory, snaps sinks.Snapshots, idle time.Duration, log *slog.Logger) Producer {
 	return func(identity string, passivate func()) actor.Actor {
-		return &sessionActor{identity: identity, dir: dir(), snaps: snaps, idle: idle, passivate: passivate, log: log}
+		return &sessionActor{identity: identity, dir: dir(), snaps: snaps, idle: idle, passivate: passivate, log: log, now: time.Now}
 	}
 }
 
@@ -110,7 +126,10 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actorpb.SessionCheck:
 		ctx.Respond(a.check(m))
 	case *actorpb.SessionEvents:
+		a.release(m.RequestId)
 		a.apply(m)
+	case *actorpb.SessionRelease:
+		a.release(m.RequestId)
 	case *actorpb.StateRequest:
 		js, _ := protojson.Marshal(&a.st)
 		ctx.Respond(&actorpb.StateReply{Kind: string(KindSession), Identity: a.identity, StateJson: js})
@@ -122,19 +141,68 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 }
 
+// check answers SessionCheck: against what the session accepted (a refusal is final), then
+// against the reservations of requests in flight (a refusal asks for a retry), and reserves the
+// request's place when it passes.
 func (a *sessionActor) check(m *actorpb.SessionCheck) *actorpb.SessionCheckReply {
-	if a.st.SessionStart != 0 && m.EarliestEvent != 0 && m.EarliestEvent < a.st.SessionStart {
-		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("an event at %s is earlier than its session's session_start at %s",
-			model.FormatNanos(m.EarliestEvent), model.FormatNanos(a.st.SessionStart))}
+	if reason := orderBreak(a.st.SessionStart, a.st.FirstEvent, m); reason != "" {
+		return &actorpb.SessionCheckReply{Reason: reason}
 	}
-	if m.SessionStart != 0 && a.st.SessionStart != 0 && m.SessionStart != a.st.SessionStart {
-		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("the session has a session_start at %s already", model.FormatNanos(a.st.SessionStart))}
+	now := a.now()
+	live := a.reserved[:0]
+	for _, r := range a.reserved {
+		if now.Sub(r.at) < reserveTTL {
+			live = append(live, r)
+		}
 	}
-	if m.SessionStart != 0 && a.st.FirstEvent != 0 && a.st.FirstEvent < m.SessionStart {
-		return &actorpb.SessionCheckReply{Reason: fmt.Sprintf("session_start at %s is not the first event of its session: one at %s was accepted before",
-			model.FormatNanos(m.SessionStart), model.FormatNanos(a.st.FirstEvent))}
+	a.reserved = live
+	again := false // the same request checks again (it holds its place already)
+	for _, r := range a.reserved {
+		if r.request == string(m.RequestId) {
+			again = true
+			continue
+		}
+		// The rules are symmetric in effect: checking m against r as if r were accepted finds
+		// every pair that cannot both join, whichever is accepted first.
+		if reason := orderBreak(r.start, r.earliest, m); reason != "" {
+			return &actorpb.SessionCheckReply{Retry: true,
+				Reason: "another request for this session is being accepted, and if it is: " + reason}
+		}
+	}
+	if len(m.RequestId) > 0 && !again {
+		a.reserved = append(a.reserved, reservation{request: string(m.RequestId), start: m.SessionStart, earliest: m.EarliestEvent, at: now})
 	}
 	return &actorpb.SessionCheckReply{Ok: true}
+}
+
+// release ends a request's reservation, if it has one.
+func (a *sessionActor) release(request []byte) {
+	if len(request) == 0 {
+		return
+	}
+	for i, r := range a.reserved {
+		if r.request == string(request) {
+			a.reserved = append(a.reserved[:i], a.reserved[i+1:]...)
+			return
+		}
+	}
+}
+
+// orderBreak says which session order rule a batch (m) breaks when it joins a session whose
+// session_start is start and whose first event is first (0: none); "" when it breaks none.
+func orderBreak(start, first int64, m *actorpb.SessionCheck) string {
+	if start != 0 && m.EarliestEvent != 0 && m.EarliestEvent < start {
+		return fmt.Sprintf("an event at %s is earlier than its session's session_start at %s",
+			model.FormatNanos(m.EarliestEvent), model.FormatNanos(start))
+	}
+	if m.SessionStart != 0 && start != 0 && m.SessionStart != start {
+		return fmt.Sprintf("the session has a session_start at %s already", model.FormatNanos(start))
+	}
+	if m.SessionStart != 0 && first != 0 && first < m.SessionStart {
+		return fmt.Sprintf("session_start at %s is not the first event of its session: one at %s was accepted before",
+			model.FormatNanos(m.SessionStart), model.FormatNanos(first))
+	}
+	return ""
 }
 
 // apply counts a batch's events of the session and follows its journey (journeyWalk), telling
@@ -196,7 +264,7 @@ func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 		upd.Cells = append(upd.Cells, CellProto(&cells[i]))
 	}
 	if len(upd.Moves)+len(upd.Issues)+len(upd.Cells) > 0 {
-		upd.Replay = m.Replay
+		upd.Replay, upd.Origin = m.Replay, m.Origin
 		a.dir.Tell(KindApp, uuid.UUID(a.st.AppId).String(), upd)
 	}
 }

@@ -123,13 +123,18 @@ func (x *StateReply) GetStateJson() []byte {
 	return nil
 }
 
-// SessionCheck asks a session actor whether a batch's events may join the session: none may
-// be earlier than a recorded session_start, and a session_start must be the session's first
-// event. Times are Unix nanoseconds; 0 means none.
+// SessionCheck asks a session actor whether a batch's events may join the session, and when
+// they may, reserves that place for the request in the same message: none may be earlier than
+// a recorded session_start, and a session_start must be the session's first event. Checked
+// against what the session accepted and against the reservations of requests still in
+// flight, so two concurrent requests cannot both pass. The reservation ends when the request's
+// events arrive (SessionEvents with its request id) or it is released (SessionRelease), or
+// after a bound (a node that died mid-request). Times are Unix nanoseconds; 0 means none.
 type SessionCheck struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionStart  int64                  `protobuf:"varint,1,opt,name=session_start,json=sessionStart,proto3" json:"session_start,omitempty"`    // the batch's session_start event time in this session
 	EarliestEvent int64                  `protobuf:"varint,2,opt,name=earliest_event,json=earliestEvent,proto3" json:"earliest_event,omitempty"` // the earliest event time of the batch in this session
+	RequestId     []byte                 `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`              // the request that reserves; empty: check only, reserve nothing
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,11 +183,21 @@ func (x *SessionCheck) GetEarliestEvent() int64 {
 	return 0
 }
 
-// SessionCheckReply answers SessionCheck. reason says, for a person, which rule broke.
+func (x *SessionCheck) GetRequestId() []byte {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
+// SessionCheckReply answers SessionCheck. reason says, for a person, which rule broke. retry:
+// the batch conflicts only with a request still in flight, whose outcome decides; the caller
+// answers with a temporary failure so the retry meets the settled session.
 type SessionCheckReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
 	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Retry         bool                   `protobuf:"varint,3,opt,name=retry,proto3" json:"retry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -231,6 +246,112 @@ func (x *SessionCheckReply) GetReason() string {
 	return ""
 }
 
+func (x *SessionCheckReply) GetRetry() bool {
+	if x != nil {
+		return x.Retry
+	}
+	return false
+}
+
+// SessionRelease ends a reservation of SessionCheck whose request was not accepted.
+type SessionRelease struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     []byte                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionRelease) Reset() {
+	*x = SessionRelease{}
+	mi := &file_messages_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRelease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRelease) ProtoMessage() {}
+
+func (x *SessionRelease) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRelease.ProtoReflect.Descriptor instead.
+func (*SessionRelease) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SessionRelease) GetRequestId() []byte {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
+// Origin names an accepted batch across the cluster: the node whose spool holds it and the
+// spool record's sequence number there. A batch replayed after a restart has its origin again.
+type Origin struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Origin) Reset() {
+	*x = Origin{}
+	mi := &file_messages_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Origin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Origin) ProtoMessage() {}
+
+func (x *Origin) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Origin.ProtoReflect.Descriptor instead.
+func (*Origin) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Origin) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *Origin) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 // SessionEvent is what a session actor is told of one accepted event.
 type SessionEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -251,7 +372,7 @@ type SessionEvent struct {
 
 func (x *SessionEvent) Reset() {
 	*x = SessionEvent{}
-	mi := &file_messages_proto_msgTypes[4]
+	mi := &file_messages_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +384,7 @@ func (x *SessionEvent) String() string {
 func (*SessionEvent) ProtoMessage() {}
 
 func (x *SessionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[4]
+	mi := &file_messages_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +397,7 @@ func (x *SessionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvent.ProtoReflect.Descriptor instead.
 func (*SessionEvent) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{4}
+	return file_messages_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SessionEvent) GetTimestamp() int64 {
@@ -371,7 +492,7 @@ type IssueDisplay struct {
 
 func (x *IssueDisplay) Reset() {
 	*x = IssueDisplay{}
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -383,7 +504,7 @@ func (x *IssueDisplay) String() string {
 func (*IssueDisplay) ProtoMessage() {}
 
 func (x *IssueDisplay) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[5]
+	mi := &file_messages_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -396,7 +517,7 @@ func (x *IssueDisplay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueDisplay.ProtoReflect.Descriptor instead.
 func (*IssueDisplay) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{5}
+	return file_messages_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *IssueDisplay) GetType() string {
@@ -457,7 +578,7 @@ type WalkStep struct {
 
 func (x *WalkStep) Reset() {
 	*x = WalkStep{}
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +590,7 @@ func (x *WalkStep) String() string {
 func (*WalkStep) ProtoMessage() {}
 
 func (x *WalkStep) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[6]
+	mi := &file_messages_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +603,7 @@ func (x *WalkStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WalkStep.ProtoReflect.Descriptor instead.
 func (*WalkStep) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{6}
+	return file_messages_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WalkStep) GetTimestamp() int64 {
@@ -545,7 +666,7 @@ type Version struct {
 
 func (x *Version) Reset() {
 	*x = Version{}
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +678,7 @@ func (x *Version) String() string {
 func (*Version) ProtoMessage() {}
 
 func (x *Version) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[7]
+	mi := &file_messages_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +691,7 @@ func (x *Version) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Version.ProtoReflect.Descriptor instead.
 func (*Version) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{7}
+	return file_messages_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Version) GetName() string {
@@ -592,14 +713,16 @@ type SessionEvents struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         []byte                 `protobuf:"bytes,1,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
 	Events        []*SessionEvent        `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
-	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"` // replayed from the spool at start-up: already counted by the app actor's rebuild
+	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"`                       // replayed from the spool when its node started again
+	RequestId     []byte                 `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"` // the request whose SessionCheck reserved them (empty on replay)
+	Origin        *Origin                `protobuf:"bytes,5,opt,name=origin,proto3" json:"origin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionEvents) Reset() {
 	*x = SessionEvents{}
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +734,7 @@ func (x *SessionEvents) String() string {
 func (*SessionEvents) ProtoMessage() {}
 
 func (x *SessionEvents) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[8]
+	mi := &file_messages_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +747,7 @@ func (x *SessionEvents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEvents.ProtoReflect.Descriptor instead.
 func (*SessionEvents) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{8}
+	return file_messages_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SessionEvents) GetAppId() []byte {
@@ -646,6 +769,20 @@ func (x *SessionEvents) GetReplay() bool {
 		return x.Replay
 	}
 	return false
+}
+
+func (x *SessionEvents) GetRequestId() []byte {
+	if x != nil {
+		return x.RequestId
+	}
+	return nil
+}
+
+func (x *SessionEvents) GetOrigin() *Origin {
+	if x != nil {
+		return x.Origin
+	}
+	return nil
 }
 
 // SessionState is a session actor's state: its reply to StateRequest and its snapshot in
@@ -678,7 +815,7 @@ type SessionState struct {
 
 func (x *SessionState) Reset() {
 	*x = SessionState{}
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +827,7 @@ func (x *SessionState) String() string {
 func (*SessionState) ProtoMessage() {}
 
 func (x *SessionState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[9]
+	mi := &file_messages_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +840,7 @@ func (x *SessionState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
 func (*SessionState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{9}
+	return file_messages_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SessionState) GetAppId() []byte {
@@ -831,13 +968,14 @@ type AppBatch struct {
 	Replay        bool                   `protobuf:"varint,8,opt,name=replay,proto3" json:"replay,omitempty"`                                                                         // replayed from the spool at start-up (see SessionEvents)
 	HttpPaths     []*HttpPath            `protobuf:"bytes,9,rep,name=http_paths,json=httpPaths,proto3" json:"http_paths,omitempty"`                                                   // distinct (domain, path) of the batch's completed requests
 	BugReports    []*BugReportRef        `protobuf:"bytes,10,rep,name=bug_reports,json=bugReports,proto3" json:"bug_reports,omitempty"`                                               // the batch's bug reports, for their alerts
+	Origin        *Origin                `protobuf:"bytes,11,opt,name=origin,proto3" json:"origin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppBatch) Reset() {
 	*x = AppBatch{}
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -849,7 +987,7 @@ func (x *AppBatch) String() string {
 func (*AppBatch) ProtoMessage() {}
 
 func (x *AppBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[10]
+	mi := &file_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -862,7 +1000,7 @@ func (x *AppBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBatch.ProtoReflect.Descriptor instead.
 func (*AppBatch) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{10}
+	return file_messages_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppBatch) GetEvents() uint32 {
@@ -928,6 +1066,13 @@ func (x *AppBatch) GetBugReports() []*BugReportRef {
 	return nil
 }
 
+func (x *AppBatch) GetOrigin() *Origin {
+	if x != nil {
+		return x.Origin
+	}
+	return nil
+}
+
 // BugReportRef is a bug report event as its alert needs it.
 type BugReportRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -939,7 +1084,7 @@ type BugReportRef struct {
 
 func (x *BugReportRef) Reset() {
 	*x = BugReportRef{}
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1096,7 @@ func (x *BugReportRef) String() string {
 func (*BugReportRef) ProtoMessage() {}
 
 func (x *BugReportRef) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[11]
+	mi := &file_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1109,7 @@ func (x *BugReportRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BugReportRef.ProtoReflect.Descriptor instead.
 func (*BugReportRef) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{11}
+	return file_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BugReportRef) GetId() []byte {
@@ -992,7 +1137,7 @@ type HttpPath struct {
 
 func (x *HttpPath) Reset() {
 	*x = HttpPath{}
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1149,7 @@ func (x *HttpPath) String() string {
 func (*HttpPath) ProtoMessage() {}
 
 func (x *HttpPath) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[12]
+	mi := &file_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1162,7 @@ func (x *HttpPath) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HttpPath.ProtoReflect.Descriptor instead.
 func (*HttpPath) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{12}
+	return file_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HttpPath) GetDomain() string {
@@ -1043,7 +1188,7 @@ type EndpointsQuery struct {
 
 func (x *EndpointsQuery) Reset() {
 	*x = EndpointsQuery{}
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1200,7 @@ func (x *EndpointsQuery) String() string {
 func (*EndpointsQuery) ProtoMessage() {}
 
 func (x *EndpointsQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[13]
+	mi := &file_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1213,7 @@ func (x *EndpointsQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndpointsQuery.ProtoReflect.Descriptor instead.
 func (*EndpointsQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{13}
+	return file_messages_proto_rawDescGZIP(), []int{15}
 }
 
 // EndpointsReply answers EndpointsQuery. ok is false when the actor cannot answer exactly (not
@@ -1084,7 +1229,7 @@ type EndpointsReply struct {
 
 func (x *EndpointsReply) Reset() {
 	*x = EndpointsReply{}
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1241,7 @@ func (x *EndpointsReply) String() string {
 func (*EndpointsReply) ProtoMessage() {}
 
 func (x *EndpointsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[14]
+	mi := &file_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1254,7 @@ func (x *EndpointsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndpointsReply.ProtoReflect.Descriptor instead.
 func (*EndpointsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{14}
+	return file_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EndpointsReply) GetOk() bool {
@@ -1156,7 +1301,7 @@ type IssueCell struct {
 
 func (x *IssueCell) Reset() {
 	*x = IssueCell{}
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1313,7 @@ func (x *IssueCell) String() string {
 func (*IssueCell) ProtoMessage() {}
 
 func (x *IssueCell) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[15]
+	mi := &file_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1326,7 @@ func (x *IssueCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueCell.ProtoReflect.Descriptor instead.
 func (*IssueCell) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{15}
+	return file_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *IssueCell) GetGroupId() string {
@@ -1291,13 +1436,14 @@ type SessionUpdate struct {
 	Issues        []*JourneyIssue        `protobuf:"bytes,2,rep,name=issues,proto3" json:"issues,omitempty"`
 	Replay        bool                   `protobuf:"varint,3,opt,name=replay,proto3" json:"replay,omitempty"`
 	Cells         []*IssueCell           `protobuf:"bytes,4,rep,name=cells,proto3" json:"cells,omitempty"`
+	Origin        *Origin                `protobuf:"bytes,5,opt,name=origin,proto3" json:"origin,omitempty"` // the batch it comes from
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionUpdate) Reset() {
 	*x = SessionUpdate{}
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1455,7 @@ func (x *SessionUpdate) String() string {
 func (*SessionUpdate) ProtoMessage() {}
 
 func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[16]
+	mi := &file_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1468,7 @@ func (x *SessionUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionUpdate.ProtoReflect.Descriptor instead.
 func (*SessionUpdate) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{16}
+	return file_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionUpdate) GetMoves() []*JourneyMove {
@@ -1353,6 +1499,13 @@ func (x *SessionUpdate) GetCells() []*IssueCell {
 	return nil
 }
 
+func (x *SessionUpdate) GetOrigin() *Origin {
+	if x != nil {
+		return x.Origin
+	}
+	return nil
+}
+
 // JourneyMove is a session's first move from one screen to another.
 type JourneyMove struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1367,7 +1520,7 @@ type JourneyMove struct {
 
 func (x *JourneyMove) Reset() {
 	*x = JourneyMove{}
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1379,7 +1532,7 @@ func (x *JourneyMove) String() string {
 func (*JourneyMove) ProtoMessage() {}
 
 func (x *JourneyMove) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[17]
+	mi := &file_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1392,7 +1545,7 @@ func (x *JourneyMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyMove.ProtoReflect.Descriptor instead.
 func (*JourneyMove) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{17}
+	return file_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JourneyMove) GetFrom() string {
@@ -1446,7 +1599,7 @@ type JourneyIssue struct {
 
 func (x *JourneyIssue) Reset() {
 	*x = JourneyIssue{}
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1611,7 @@ func (x *JourneyIssue) String() string {
 func (*JourneyIssue) ProtoMessage() {}
 
 func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[18]
+	mi := &file_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1624,7 @@ func (x *JourneyIssue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssue.ProtoReflect.Descriptor instead.
 func (*JourneyIssue) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{18}
+	return file_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JourneyIssue) GetScreen() string {
@@ -1538,7 +1691,7 @@ type LiveQuery struct {
 
 func (x *LiveQuery) Reset() {
 	*x = LiveQuery{}
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1703,7 @@ func (x *LiveQuery) String() string {
 func (*LiveQuery) ProtoMessage() {}
 
 func (x *LiveQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[19]
+	mi := &file_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1716,7 @@ func (x *LiveQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveQuery.ProtoReflect.Descriptor instead.
 func (*LiveQuery) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{19}
+	return file_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LiveQuery) GetFrom() int64 {
@@ -1617,7 +1770,7 @@ type LiveReply struct {
 
 func (x *LiveReply) Reset() {
 	*x = LiveReply{}
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +1782,7 @@ func (x *LiveReply) String() string {
 func (*LiveReply) ProtoMessage() {}
 
 func (x *LiveReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[20]
+	mi := &file_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +1795,7 @@ func (x *LiveReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LiveReply.ProtoReflect.Descriptor instead.
 func (*LiveReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{20}
+	return file_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LiveReply) GetOk() bool {
@@ -1692,7 +1845,7 @@ type JourneyLink struct {
 
 func (x *JourneyLink) Reset() {
 	*x = JourneyLink{}
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +1857,7 @@ func (x *JourneyLink) String() string {
 func (*JourneyLink) ProtoMessage() {}
 
 func (x *JourneyLink) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[21]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +1870,7 @@ func (x *JourneyLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
 func (*JourneyLink) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{21}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JourneyLink) GetFrom() string {
@@ -1755,7 +1908,7 @@ type JourneyIssueCount struct {
 
 func (x *JourneyIssueCount) Reset() {
 	*x = JourneyIssueCount{}
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1920,7 @@ func (x *JourneyIssueCount) String() string {
 func (*JourneyIssueCount) ProtoMessage() {}
 
 func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[22]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1933,7 @@ func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
 func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{22}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JourneyIssueCount) GetScreen() string {
@@ -1829,7 +1982,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1994,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[23]
+	mi := &file_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +2007,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{23}
+	return file_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -1876,7 +2029,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2041,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[24]
+	mi := &file_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2054,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{24}
+	return file_messages_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -1948,7 +2101,7 @@ type AppState struct {
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2113,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2126,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{25}
+	return file_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -2086,13 +2239,22 @@ const file_messages_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1a\n" +
 	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x1d\n" +
 	"\n" +
-	"state_json\x18\x03 \x01(\fR\tstateJson\"Z\n" +
+	"state_json\x18\x03 \x01(\fR\tstateJson\"y\n" +
 	"\fSessionCheck\x12#\n" +
 	"\rsession_start\x18\x01 \x01(\x03R\fsessionStart\x12%\n" +
-	"\x0eearliest_event\x18\x02 \x01(\x03R\rearliestEvent\";\n" +
+	"\x0eearliest_event\x18\x02 \x01(\x03R\rearliestEvent\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\fR\trequestId\"Q\n" +
 	"\x11SessionCheckReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xc6\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05retry\x18\x03 \x01(\bR\x05retry\"/\n" +
+	"\x0eSessionRelease\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\fR\trequestId\".\n" +
+	"\x06Origin\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\xc6\x02\n" +
 	"\fSessionEvent\x12\x1c\n" +
 	"\ttimestamp\x18\x01 \x01(\x03R\ttimestamp\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -2127,11 +2289,14 @@ const file_messages_proto_rawDesc = "" +
 	"\aversion\x18\a \x01(\v2\x13.svc.actors.VersionR\aversion\"1\n" +
 	"\aVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04code\x18\x02 \x01(\tR\x04code\"p\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\"\xbb\x01\n" +
 	"\rSessionEvents\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x120\n" +
 	"\x06events\x18\x02 \x03(\v2\x18.svc.actors.SessionEventR\x06events\x12\x16\n" +
-	"\x06replay\x18\x03 \x01(\bR\x06replay\"\x9a\x04\n" +
+	"\x06replay\x18\x03 \x01(\bR\x06replay\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\fR\trequestId\x12*\n" +
+	"\x06origin\x18\x05 \x01(\v2\x12.svc.actors.OriginR\x06origin\"\x9a\x04\n" +
 	"\fSessionState\x12\x15\n" +
 	"\x06app_id\x18\x01 \x01(\fR\x05appId\x12\x1d\n" +
 	"\n" +
@@ -2157,7 +2322,7 @@ const file_messages_proto_rawDesc = "" +
 	"told_moves\x18\x0e \x03(\v2\x17.svc.actors.JourneyMoveR\ttoldMoves\x129\n" +
 	"\vtold_issues\x18\x0f \x03(\v2\x18.svc.actors.JourneyIssueR\n" +
 	"toldIssues\x12\x1b\n" +
-	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\xfd\x02\n" +
+	"\tissue_ids\x18\x10 \x01(\fR\bissueIds\"\xa9\x03\n" +
 	"\bAppBatch\x12\x16\n" +
 	"\x06events\x18\x01 \x01(\rR\x06events\x12\x14\n" +
 	"\x05spans\x18\x02 \x01(\rR\x05spans\x12\x1a\n" +
@@ -2170,7 +2335,8 @@ const file_messages_proto_rawDesc = "" +
 	"http_paths\x18\t \x03(\v2\x14.svc.actors.HttpPathR\thttpPaths\x129\n" +
 	"\vbug_reports\x18\n" +
 	" \x03(\v2\x18.svc.actors.BugReportRefR\n" +
-	"bugReports\x1a8\n" +
+	"bugReports\x12*\n" +
+	"\x06origin\x18\v \x01(\v2\x12.svc.actors.OriginR\x06origin\x1a8\n" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2204,12 +2370,13 @@ const file_messages_proto_rawDesc = "" +
 	"lineNumber\x12\x1a\n" +
 	"\bseverity\x18\r \x01(\tR\bseverity\x12\x1d\n" +
 	"\n" +
-	"first_time\x18\x0e \x01(\x03R\tfirstTime\"\xb5\x01\n" +
+	"first_time\x18\x0e \x01(\x03R\tfirstTime\"\xe1\x01\n" +
 	"\rSessionUpdate\x12-\n" +
 	"\x05moves\x18\x01 \x03(\v2\x17.svc.actors.JourneyMoveR\x05moves\x120\n" +
 	"\x06issues\x18\x02 \x03(\v2\x18.svc.actors.JourneyIssueR\x06issues\x12\x16\n" +
 	"\x06replay\x18\x03 \x01(\bR\x06replay\x12+\n" +
-	"\x05cells\x18\x04 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\"\x98\x01\n" +
+	"\x05cells\x18\x04 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12*\n" +
+	"\x06origin\x18\x05 \x01(\v2\x12.svc.actors.OriginR\x06origin\"\x98\x01\n" +
 	"\vJourneyMove\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1c\n" +
@@ -2286,65 +2453,70 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
 	(*SessionCheck)(nil),      // 2: svc.actors.SessionCheck
 	(*SessionCheckReply)(nil), // 3: svc.actors.SessionCheckReply
-	(*SessionEvent)(nil),      // 4: svc.actors.SessionEvent
-	(*IssueDisplay)(nil),      // 5: svc.actors.IssueDisplay
-	(*WalkStep)(nil),          // 6: svc.actors.WalkStep
-	(*Version)(nil),           // 7: svc.actors.Version
-	(*SessionEvents)(nil),     // 8: svc.actors.SessionEvents
-	(*SessionState)(nil),      // 9: svc.actors.SessionState
-	(*AppBatch)(nil),          // 10: svc.actors.AppBatch
-	(*BugReportRef)(nil),      // 11: svc.actors.BugReportRef
-	(*HttpPath)(nil),          // 12: svc.actors.HttpPath
-	(*EndpointsQuery)(nil),    // 13: svc.actors.EndpointsQuery
-	(*EndpointsReply)(nil),    // 14: svc.actors.EndpointsReply
-	(*IssueCell)(nil),         // 15: svc.actors.IssueCell
-	(*SessionUpdate)(nil),     // 16: svc.actors.SessionUpdate
-	(*JourneyMove)(nil),       // 17: svc.actors.JourneyMove
-	(*JourneyIssue)(nil),      // 18: svc.actors.JourneyIssue
-	(*LiveQuery)(nil),         // 19: svc.actors.LiveQuery
-	(*LiveReply)(nil),         // 20: svc.actors.LiveReply
-	(*JourneyLink)(nil),       // 21: svc.actors.JourneyLink
-	(*JourneyIssueCount)(nil), // 22: svc.actors.JourneyIssueCount
-	(*Rebuild)(nil),           // 23: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 24: svc.actors.RebuildReply
-	(*AppState)(nil),          // 25: svc.actors.AppState
-	nil,                       // 26: svc.actors.AppBatch.TypesEntry
-	nil,                       // 27: svc.actors.AppState.TypesEntry
+	(*SessionRelease)(nil),    // 4: svc.actors.SessionRelease
+	(*Origin)(nil),            // 5: svc.actors.Origin
+	(*SessionEvent)(nil),      // 6: svc.actors.SessionEvent
+	(*IssueDisplay)(nil),      // 7: svc.actors.IssueDisplay
+	(*WalkStep)(nil),          // 8: svc.actors.WalkStep
+	(*Version)(nil),           // 9: svc.actors.Version
+	(*SessionEvents)(nil),     // 10: svc.actors.SessionEvents
+	(*SessionState)(nil),      // 11: svc.actors.SessionState
+	(*AppBatch)(nil),          // 12: svc.actors.AppBatch
+	(*BugReportRef)(nil),      // 13: svc.actors.BugReportRef
+	(*HttpPath)(nil),          // 14: svc.actors.HttpPath
+	(*EndpointsQuery)(nil),    // 15: svc.actors.EndpointsQuery
+	(*EndpointsReply)(nil),    // 16: svc.actors.EndpointsReply
+	(*IssueCell)(nil),         // 17: svc.actors.IssueCell
+	(*SessionUpdate)(nil),     // 18: svc.actors.SessionUpdate
+	(*JourneyMove)(nil),       // 19: svc.actors.JourneyMove
+	(*JourneyIssue)(nil),      // 20: svc.actors.JourneyIssue
+	(*LiveQuery)(nil),         // 21: svc.actors.LiveQuery
+	(*LiveReply)(nil),         // 22: svc.actors.LiveReply
+	(*JourneyLink)(nil),       // 23: svc.actors.JourneyLink
+	(*JourneyIssueCount)(nil), // 24: svc.actors.JourneyIssueCount
+	(*Rebuild)(nil),           // 25: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 26: svc.actors.RebuildReply
+	(*AppState)(nil),          // 27: svc.actors.AppState
+	nil,                       // 28: svc.actors.AppBatch.TypesEntry
+	nil,                       // 29: svc.actors.AppState.TypesEntry
 }
 var file_messages_proto_depIdxs = []int32{
-	7,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
-	5,  // 1: svc.actors.SessionEvent.issue:type_name -> svc.actors.IssueDisplay
-	7,  // 2: svc.actors.WalkStep.version:type_name -> svc.actors.Version
-	4,  // 3: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
-	6,  // 4: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
-	17, // 5: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
-	18, // 6: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
-	26, // 7: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
-	12, // 8: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
-	11, // 9: svc.actors.AppBatch.bug_reports:type_name -> svc.actors.BugReportRef
-	12, // 10: svc.actors.EndpointsReply.paths:type_name -> svc.actors.HttpPath
-	7,  // 11: svc.actors.IssueCell.version:type_name -> svc.actors.Version
-	17, // 12: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
-	18, // 13: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
-	15, // 14: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
-	7,  // 15: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
-	7,  // 16: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
-	7,  // 17: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
-	15, // 18: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	21, // 19: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
-	22, // 20: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	27, // 21: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	9,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
+	7,  // 1: svc.actors.SessionEvent.issue:type_name -> svc.actors.IssueDisplay
+	9,  // 2: svc.actors.WalkStep.version:type_name -> svc.actors.Version
+	6,  // 3: svc.actors.SessionEvents.events:type_name -> svc.actors.SessionEvent
+	5,  // 4: svc.actors.SessionEvents.origin:type_name -> svc.actors.Origin
+	8,  // 5: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
+	19, // 6: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
+	20, // 7: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
+	28, // 8: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	14, // 9: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
+	13, // 10: svc.actors.AppBatch.bug_reports:type_name -> svc.actors.BugReportRef
+	5,  // 11: svc.actors.AppBatch.origin:type_name -> svc.actors.Origin
+	14, // 12: svc.actors.EndpointsReply.paths:type_name -> svc.actors.HttpPath
+	9,  // 13: svc.actors.IssueCell.version:type_name -> svc.actors.Version
+	19, // 14: svc.actors.SessionUpdate.moves:type_name -> svc.actors.JourneyMove
+	20, // 15: svc.actors.SessionUpdate.issues:type_name -> svc.actors.JourneyIssue
+	17, // 16: svc.actors.SessionUpdate.cells:type_name -> svc.actors.IssueCell
+	5,  // 17: svc.actors.SessionUpdate.origin:type_name -> svc.actors.Origin
+	9,  // 18: svc.actors.JourneyMove.version:type_name -> svc.actors.Version
+	9,  // 19: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
+	9,  // 20: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
+	17, // 21: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
+	23, // 22: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
+	24, // 23: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
+	29, // 24: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -2358,7 +2530,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

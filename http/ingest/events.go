@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/http/httpx"
@@ -41,12 +40,11 @@ const (
 	recordMultipart = 2 // the event and span parts of a multipart body as a JSON batch, multipart rules
 )
 
-// Events serves PUT /events.
+// Events serves PUT /events: it reads, decodes and answers; what happens to an accepted batch
+// (gate, session order, spool, actors) is Ingest's.
 type Events struct {
 	Blobs  sinks.BlobStore
-	Spool  *spool.Spool
-	Gate   gate.Store
-	Actors *actors.Ingest
+	Ingest *actors.Ingest
 	Log    *slog.Logger
 
 	MaxJSONBytes      int64
@@ -65,9 +63,6 @@ type Events struct {
 	// means one of DefaultMaxInflightBytes, made on first use.
 	Budget     *Budget
 	budgetOnce sync.Once
-	// Stages, when set, times each step of an accepted request (NewStageMetrics), so operators
-	// see where ingest latency goes.
-	Stages *prometheus.HistogramVec
 	// Onboard, when set, records the app's onboarding from its accepted batches (in the
 	// background, once per app and new OS name per node).
 	Onboard *sinks.Onboarder
@@ -111,26 +106,8 @@ func (h *Events) window(app model.App) model.TimeWindow {
 		OldestWhy: oldWhy, NewestWhy: "more than " + future.String() + " ahead of the server's clock (" + now.UTC().Format(time.RFC3339) + ")"}
 }
 
-// NewStageMetrics registers svc_ingest_stage_seconds{stage} on reg: the time PUT /events spends
-// in each step (gate_begin, read_decode, check_sessions, spool_append, gate_accept, distribute,
-// respond).
-func NewStageMetrics(reg prometheus.Registerer) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "svc_ingest_stage_seconds",
-		Help:    "Time PUT /events spends in each step of an accepted request.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}, []string{"stage"})
-	reg.MustRegister(h)
-	return h
-}
-
 // lap observes the time since *t under stage and moves *t to now.
-func (h *Events) lap(stage string, t *time.Time) {
-	if h.Stages == nil {
-		return
-	}
-	now := time.Now()
-	h.Stages.WithLabelValues(stage).Observe(now.Sub(*t).Seconds())
-	*t = now
-}
+func (h *Events) lap(stage string, t *time.Time) { actors.Lap(h.Ingest.Stages, stage, t) }
 
 func (h *Events) limits() (int64, int64) {
 	j, m := h.MaxJSONBytes, h.MaxMultipartBytes
@@ -191,7 +168,7 @@ func assignBlobKeys(app uuid.UUID, b *model.Batch) {
 // ServeHTTP handles PUT /events.
 func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	app := AppFrom(r.Context())
-	if h.MaxPendingBytes > 0 && h.Spool.PendingBytes() > h.MaxPendingBytes {
+	if h.MaxPendingBytes > 0 && h.Ingest.Spool.PendingBytes() > h.MaxPendingBytes {
 		h.unavailable(w, "the event store is behind and the node's spool is full; retry later")
 		return
 	}
@@ -211,9 +188,7 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	t := time.Now()
-	state, info, err := h.Gate.Begin(r.Context(), app.ID, req)
-	h.lap("gate_begin", &t)
+	state, info, err := h.Ingest.Begin(r.Context(), app.ID, req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -231,10 +206,11 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	accepted := false
 	defer func() {
 		if !accepted {
-			h.Gate.Abort(context.WithoutCancel(r.Context()), app.ID, req) // also when the client went away
+			h.Ingest.Abort(r.Context(), app.ID, req)
 		}
 	}()
 
+	t := time.Now()
 	maxJSON, maxMulti := h.limits()
 	win := h.window(app)
 	var (
@@ -264,31 +240,19 @@ func (h *Events) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	assignBlobKeys(app.ID, &batch)
-	if err := h.Actors.CheckSessions(r.Context(), app.ID, batch.Events); err != nil {
+	gi := gateInfoOf(&batch, multi)
+	gb, _ := json.Marshal(gi)
+	// Inline attachment bytes are in the spool record; the flusher writes them to the blob store
+	// (their two syncs each were the largest part of this handler's tail latency).
+	err = h.Ingest.Accept(r.Context(), &actors.Batch{App: app.ID, Request: req, Kind: kind, Record: record,
+		Events: batch.Events, Spans: batch.Spans, Blobs: inlineBlobs(app.ID, batch.Inline), GateInfo: gb})
+	if err != nil {
 		h.refuse(w, r, err)
 		return
 	}
-	h.lap("check_sessions", &t)
-
-	rec := &spool.Record{AppID: app.ID, RequestID: req, Kind: kind, Body: record}
-	if err := h.Spool.Append(rec); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	h.lap("spool_append", &t)
-	gi := gateInfoOf(&batch, multi)
-	gb, _ := json.Marshal(gi)
-	if err := h.Gate.Accept(context.WithoutCancel(r.Context()), app.ID, req, gb); err != nil {
-		// The batch is durable in the spool; replay marks the id accepted if this node dies.
-		h.Log.Warn("request id not recorded; a retry may be processed again", "error", err.Error())
-	}
-	h.lap("gate_accept", &t)
 	accepted = true
-	// Inline attachment bytes are in the spool record; the flusher writes them to the blob store
-	// (their two syncs each were the largest part of this handler's tail latency).
-	h.Actors.DistributeWithBlobs(app.ID, batch.Events, batch.Spans, inlineBlobs(app.ID, batch.Inline), rec.Seq, len(record), false)
 	h.Onboard.Observe(app, batch.Events, batch.Spans)
-	h.lap("distribute", &t)
+	t = time.Now()
 
 	if multi {
 		httpx.JSON(w, http.StatusAccepted, map[string]string{"ok": "accepted"})
@@ -514,6 +478,11 @@ func (h *Events) refuse(w http.ResponseWriter, r *http.Request, err error) {
 		httpx.Error(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &oe):
 		httpx.Error(w, http.StatusBadRequest, oe.Error())
+	case errors.Is(err, actors.ErrSessionBusy):
+		// Temporary: the retry meets the session as the other request left it.
+		h.Log.Info("batch waits for another request of its session", "error", err.Error())
+		w.Header().Set("Retry-After", "1")
+		httpx.Error(w, http.StatusServiceUnavailable, err.Error()+"; retry after the time in Retry-After")
 	default:
 		h.fail(w, r, err)
 	}
@@ -546,8 +515,8 @@ func inlineBlobs(app uuid.UUID, inline []model.InlineBlob) []actors.Blob {
 	return out
 }
 
-// Replay hands spool records found at start back to the actors and the flusher, and marks their
-// request ids accepted (the node may have died between the spool append and the gate write).
+// Replay hands spool records found at start back to the ingest path (Ingest.Replayed), which
+// marks their request ids accepted and tells the actors and the flusher.
 func (h *Events) Replay(ctx context.Context, recs []spool.Record) (events, spans int, err error) {
 	for _, rec := range recs {
 		b, err := model.DecodeBatch(rec.Body, rec.AppID, rec.Kind == recordMultipart)
@@ -558,10 +527,11 @@ func (h *Events) Replay(ctx context.Context, recs []spool.Record) (events, spans
 		}
 		assignBlobKeys(rec.AppID, &b)
 		gb, _ := json.Marshal(gateInfoOf(&b, rec.Kind == recordMultipart))
-		if err := h.Gate.Mark(ctx, rec.AppID, rec.RequestID, gb); err != nil {
+		err = h.Ingest.Replayed(ctx, &actors.Batch{App: rec.AppID, Request: rec.RequestID, Kind: rec.Kind, Record: rec.Body,
+			Events: b.Events, Spans: b.Spans, Blobs: inlineBlobs(rec.AppID, b.Inline), GateInfo: gb}, rec.Seq)
+		if err != nil {
 			return events, spans, err
 		}
-		h.Actors.DistributeWithBlobs(rec.AppID, b.Events, b.Spans, inlineBlobs(rec.AppID, b.Inline), rec.Seq, len(rec.Body), true)
 		// The node may have stopped before it recorded the app's onboarding.
 		h.Onboard.Observe(model.App{ID: rec.AppID}, b.Events, b.Spans)
 		events += len(b.Events)

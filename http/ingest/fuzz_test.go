@@ -59,7 +59,7 @@ func newEvents(tb testing.TB) *Events {
 		sp.Close()
 		db.Close()
 	})
-	return &Events{Blobs: blobs, Spool: sp, Gate: gate.New(db, 0), Actors: &actors.Ingest{Dir: dirx, Root: sys.AS.Root, Flusher: fl},
+	return &Events{Blobs: blobs, Ingest: &actors.Ingest{Dir: dirx, Root: sys.AS.Root, Flusher: fl, Gate: gate.New(db, 0), Spool: sp, Node: "fuzz", Log: log},
 		Log: log, MaxJSONBytes: 1 << 20, MaxMultipartBytes: 2 << 20}
 }
 

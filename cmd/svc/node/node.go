@@ -54,6 +54,7 @@ type Node struct {
 	db     *badger.DB
 	Spool  *spool.Spool
 	Dir    *actors.LocalDirectory
+	Ingest *actors.Ingest // the request path of PUT /events below HTTP
 	Keys   *ingest.Keys
 	Events sinks.EventStore
 	// Analytics is the event store's dashboard queries (the same store as Events).
@@ -265,11 +266,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 		onboard.Store = o
 	}
 	n.closers = append(n.closers, onboard.Close) // before the metadata store closes
-	events := &ingest.Events{Blobs: n.Blobs, Spool: sp, Gate: gate.New(local, 0), Budget: budget, Onboard: onboard,
-		MaxEventAge: cfg.MaxEventAge, MaxEventFuture: cfg.MaxEventFuture,
-		Actors: &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher}, Log: log,
+	nodeID, err := loadOrCreate(filepath.Join(cfg.DataDir, "node.id"), func() ([]byte, error) { return []byte(randomHex(8) + "\n"), nil })
+	if err != nil {
+		return nil, err
+	}
+	n.Ingest = &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher, Gate: gate.New(local, 0), Spool: sp,
+		Node: strings.TrimSpace(string(nodeID)), Stages: actors.NewStageMetrics(reg), Log: log}
+	events := &ingest.Events{Blobs: n.Blobs, Ingest: n.Ingest, Budget: budget, Onboard: onboard,
+		MaxEventAge: cfg.MaxEventAge, MaxEventFuture: cfg.MaxEventFuture, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
-		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL, Stages: ingest.NewStageMetrics(reg),
+		MaxPendingBytes: cfg.SpoolMaxBytes, UploadTTL: cfg.UploadURLTTL,
 		// A spool over its bound drains within a second or two of the event store's return.
 		RetryAfter: httpx.RetryAfterUnavailable}
 	if len(recs) > 0 {
