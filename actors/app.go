@@ -127,6 +127,7 @@ type appActor struct {
 	any         bool
 	http        endpoints // request paths and patterns (endpoints.go)
 	alerts      alerting  // what raises alerts (alerting.go); alerts.sink nil: none
+	settle      *settling // in a cluster: how the actor becomes exact (settle.go); nil on one node
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -164,9 +165,34 @@ func AppProducerAlerting(store sinks.Analytics, log *slog.Logger, unknown *AppsU
 	}
 }
 
+// AppProducerSettling makes app actors for a cluster: they start unready and settle (Settle).
+func AppProducerSettling(store sinks.Analytics, log *slog.Logger, sink AlertSink, settle *Settle) Producer {
+	produce := AppProducerAlerting(store, log, nil, sink, nil)
+	return func(identity string, passivate func()) actor.Actor {
+		a := produce(identity, passivate).(*appActor)
+		a.ready, a.settle = false, &settling{cfg: settle}
+		return a
+	}
+}
+
 func (a *appActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		if a.settle != nil {
+			a.settle.start(ctx)
+		}
+	case *actor.Stopping:
+		if a.settle != nil {
+			a.settle.stop()
+		}
+	case settleTick:
+		a.settle.tick(ctx, a, a.log)
+	case settleMarker:
+		a.settle.marker(a, a.log)
 	case *actorpb.AppBatch:
+		if a.settle != nil {
+			a.settle.batch(a, m.Origin, m.Replay, true)
+		}
 		a.st.Batches++
 		a.st.Events += uint64(m.Events)
 		a.st.Spans += uint64(m.Spans)
@@ -184,6 +210,9 @@ func (a *appActor) Receive(ctx actor.Context) {
 	case *actorpb.EndpointsQuery:
 		ctx.Respond(a.http.reply(a.ready))
 	case *actorpb.SessionUpdate:
+		if a.settle != nil {
+			a.settle.batch(a, m.Origin, m.Replay, false)
+		}
 		if !m.Replay {
 			cells := CellsOf(m.Cells)
 			if a.ready && a.alerts.sink != nil {

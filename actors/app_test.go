@@ -34,13 +34,18 @@ func newLiveRig(t *testing.T, db *badger.DB) *liveRig { return newLiveRigIdle(t,
 
 // newLiveRigIdle is newLiveRig with session actors passivated after idle.
 func newLiveRigIdle(t *testing.T, db *badger.DB, idle time.Duration) *liveRig {
+	return newLiveRigWith(t, db, idle, func(store *badgerevents.Store) Producer { return AppProducer(store, quiet) })
+}
+
+// newLiveRigWith is newLiveRigIdle whose app actors come from app.
+func newLiveRigWith(t *testing.T, db *badger.DB, idle time.Duration, app func(*badgerevents.Store) Producer) *liveRig {
 	t.Helper()
 	store := badgerevents.New(db)
 	sys := NewSystem(quiet)
 	snaps := badgerdb.Snapshots{DB: db}
 	var dir *LocalDirectory
 	dir = NewLocalDirectory(sys, map[Kind]Producer{
-		KindApp:     AppProducer(store, quiet),
+		KindApp:     app(store),
 		KindSession: SessionProducer(func() Directory { return dir }, snaps, idle, quiet),
 	})
 	fl := sys.AS.Root.Spawn(NewFlusher(store, nopAcker{}, FlushOptions{MaxRows: 1 << 20, Interval: time.Hour},
