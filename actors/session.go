@@ -89,6 +89,7 @@ type sessionActor struct {
 	// request does not outlive its node, and reservations expire after reserveTTL).
 	reserved []reservation
 	now      func() time.Time
+	saveEach bool // save after every batch (SessionProducerSaving)
 }
 
 // reservation is one request's place in the session between its SessionCheck and its events.
@@ -105,8 +106,15 @@ const reserveTTL = time.Minute
 
 // SessionProducer makes session actors for a Directory.
 func SessionProducer(dir func() Directory, snaps sinks.Snapshots, idle time.Duration, log *slog.Logger) Producer {
+	return SessionProducerSaving(dir, snaps, idle, log, false)
+}
+
+// SessionProducerSaving is SessionProducer whose actors, with eachBatch, save their state after
+// every batch: in a cluster a node may die with SIGKILL, and its sessions go on on another
+// node, which must find them as they were (a single node saves at passivation and shutdown).
+func SessionProducerSaving(dir func() Directory, snaps sinks.Snapshots, idle time.Duration, log *slog.Logger, eachBatch bool) Producer {
 	return func(identity string, passivate func()) actor.Actor {
-		return &sessionActor{identity: identity, dir: dir(), snaps: snaps, idle: idle, passivate: passivate, log: log, now: time.Now}
+		return &sessionActor{identity: identity, dir: dir(), snaps: snaps, idle: idle, passivate: passivate, log: log, now: time.Now, saveEach: eachBatch}
 	}
 }
 
@@ -128,6 +136,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actorpb.SessionEvents:
 		a.release(m.RequestId)
 		a.apply(m)
+		if a.saveEach {
+			a.save()
+		}
 	case *actorpb.SessionRelease:
 		a.release(m.RequestId)
 	case *actorpb.StateRequest:

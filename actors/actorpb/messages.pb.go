@@ -2227,6 +2227,179 @@ func (x *AppState) GetHttpPathsOverflow() bool {
 	return false
 }
 
+// FlushRequest asks a node to write every row its flusher holds to the event store (the
+// barrier an app actor in a cluster crosses before it rebuilds).
+type FlushRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushRequest) Reset() {
+	*x = FlushRequest{}
+	mi := &file_messages_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushRequest) ProtoMessage() {}
+
+func (x *FlushRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
+func (*FlushRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{28}
+}
+
+// FlushReply answers FlushRequest; error is empty when the rows are in the store.
+type FlushReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         string                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushReply) Reset() {
+	*x = FlushReply{}
+	mi := &file_messages_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushReply) ProtoMessage() {}
+
+func (x *FlushReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushReply.ProtoReflect.Descriptor instead.
+func (*FlushReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *FlushReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// NodeActorsRequest asks a node which actors it runs (the debug endpoint).
+type NodeActorsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeActorsRequest) Reset() {
+	*x = NodeActorsRequest{}
+	mi := &file_messages_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeActorsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeActorsRequest) ProtoMessage() {}
+
+func (x *NodeActorsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeActorsRequest.ProtoReflect.Descriptor instead.
+func (*NodeActorsRequest) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{30}
+}
+
+// NodeActorsReply answers NodeActorsRequest: live actors per kind on the node.
+type NodeActorsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Actors        map[string]uint64      `protobuf:"bytes,2,rep,name=actors,proto3" json:"actors,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeActorsReply) Reset() {
+	*x = NodeActorsReply{}
+	mi := &file_messages_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeActorsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeActorsReply) ProtoMessage() {}
+
+func (x *NodeActorsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_messages_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeActorsReply.ProtoReflect.Descriptor instead.
+func (*NodeActorsReply) Descriptor() ([]byte, []int) {
+	return file_messages_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *NodeActorsReply) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *NodeActorsReply) GetActors() map[string]uint64 {
+	if x != nil {
+		return x.Actors
+	}
+	return nil
+}
+
 var File_messages_proto protoreflect.FileDescriptor
 
 const file_messages_proto_rawDesc = "" +
@@ -2439,6 +2612,17 @@ const file_messages_proto_rawDesc = "" +
 	"\n" +
 	"TypesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x0e\n" +
+	"\fFlushRequest\"\"\n" +
+	"\n" +
+	"FlushReply\x12\x14\n" +
+	"\x05error\x18\x01 \x01(\tR\x05error\"\x13\n" +
+	"\x11NodeActorsRequest\"\xa1\x01\n" +
+	"\x0fNodeActorsReply\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12?\n" +
+	"\x06actors\x18\x02 \x03(\v2'.svc.actors.NodeActorsReply.ActorsEntryR\x06actors\x1a9\n" +
+	"\vActorsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01B'Z%github.com/svc-dev/svc/actors/actorpbb\x06proto3"
 
 var (
@@ -2453,7 +2637,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
@@ -2483,8 +2667,13 @@ var file_messages_proto_goTypes = []any{
 	(*Rebuild)(nil),           // 25: svc.actors.Rebuild
 	(*RebuildReply)(nil),      // 26: svc.actors.RebuildReply
 	(*AppState)(nil),          // 27: svc.actors.AppState
-	nil,                       // 28: svc.actors.AppBatch.TypesEntry
-	nil,                       // 29: svc.actors.AppState.TypesEntry
+	(*FlushRequest)(nil),      // 28: svc.actors.FlushRequest
+	(*FlushReply)(nil),        // 29: svc.actors.FlushReply
+	(*NodeActorsRequest)(nil), // 30: svc.actors.NodeActorsRequest
+	(*NodeActorsReply)(nil),   // 31: svc.actors.NodeActorsReply
+	nil,                       // 32: svc.actors.AppBatch.TypesEntry
+	nil,                       // 33: svc.actors.AppState.TypesEntry
+	nil,                       // 34: svc.actors.NodeActorsReply.ActorsEntry
 }
 var file_messages_proto_depIdxs = []int32{
 	9,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
@@ -2495,7 +2684,7 @@ var file_messages_proto_depIdxs = []int32{
 	8,  // 5: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
 	19, // 6: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
 	20, // 7: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
-	28, // 8: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	32, // 8: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
 	14, // 9: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
 	13, // 10: svc.actors.AppBatch.bug_reports:type_name -> svc.actors.BugReportRef
 	5,  // 11: svc.actors.AppBatch.origin:type_name -> svc.actors.Origin
@@ -2511,12 +2700,13 @@ var file_messages_proto_depIdxs = []int32{
 	17, // 21: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
 	23, // 22: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
 	24, // 23: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	29, // 24: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	33, // 24: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	34, // 25: svc.actors.NodeActorsReply.actors:type_name -> svc.actors.NodeActorsReply.ActorsEntry
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -2530,7 +2720,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

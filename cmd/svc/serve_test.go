@@ -269,6 +269,10 @@ func TestServeEmbedded(t *testing.T) {
 	if code, _ := debug("/debug/actors/nope/x"); code != 404 {
 		t.Errorf("unknown kind: %d", code)
 	}
+	if code, m := debug("/debug/cluster"); code != 200 || m["clustered"] != false ||
+		fmt.Sprint(m["members"].([]any)[0].(map[string]any)["actors"].(map[string]any)["session"]) != "1" {
+		t.Errorf("/debug/cluster on a single node: %d %v", code, m)
+	}
 
 	// Operator mistakes get one clear line and a non-zero exit.
 	for _, c := range []struct {

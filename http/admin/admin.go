@@ -29,7 +29,10 @@ type API struct {
 	Meta   sinks.MetaStore
 	Tokens *auth.Issuer
 	Actors actors.Directory // for the debug endpoint
-	Now    func() time.Time
+	// Cluster is the cluster the node is a member of, for the debug endpoints; nil on a
+	// single node.
+	Cluster Cluster
+	Now     func() time.Time
 }
 
 // Routes mounts the API's routes on r.
@@ -39,6 +42,7 @@ func (a *API) Routes(r chi.Router) {
 		r.Post("/admin/users", a.createUser)
 		r.Post("/admin/apps", a.createApp)
 		r.Post("/admin/tokens", a.createToken)
+		r.Get("/debug/cluster", a.clusterMembers)
 		r.Get("/debug/actors", a.listActors)
 		r.Get("/debug/actors/{kind}/*", a.actorState)
 	})

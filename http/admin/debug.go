@@ -31,11 +31,47 @@ func Profiles(r chi.Router, redact func([]string) []string) {
 	r.HandleFunc("/debug/pprof/*", pprof.Index) // the index and every named profile (heap, goroutine, …)
 }
 
+// Cluster is what the debug endpoints show of a node's cluster.
+type Cluster interface {
+	// Members lists the cluster's members, each with the actors it runs now (asked of it).
+	Members(ctx context.Context) []ClusterMember
+	// Owner is the remoting address of the member an identity's actor runs on.
+	Owner(kind actors.Kind, identity string) (address string, ok bool)
+}
+
+// ClusterMember is one member as GET /debug/cluster shows it.
+type ClusterMember struct {
+	ID      string            `json:"id"`
+	Address string            `json:"address"` // its actor remoting address
+	Status  string            `json:"status"`  // alive, leaving, unreachable
+	Self    bool              `json:"self"`    // the node that answers
+	Actors  map[string]uint64 `json:"actors"`  // live actors per kind; null when it did not answer
+	Error   string            `json:"error,omitempty"`
+}
+
+// clusterMembers answers GET /debug/cluster: the members with their remoting addresses, status
+// and how many actors of each kind each runs. A single node answers as the one member.
+func (a *API) clusterMembers(w http.ResponseWriter, r *http.Request) {
+	if a.Cluster == nil {
+		counts := map[string]uint64{}
+		for _, k := range debugKinds {
+			counts[string(k)] = uint64(len(a.Actors.Active(k)))
+		}
+		httpx.JSON(w, http.StatusOK, map[string]any{"clustered": false,
+			"members": []ClusterMember{{Status: "alive", Self: true, Actors: counts}}})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	httpx.JSON(w, http.StatusOK, map[string]any{"clustered": true, "members": a.Cluster.Members(ctx)})
+}
+
 // debugKinds are the actor kinds the debug endpoint shows.
 var debugKinds = []actors.Kind{actors.KindApp, actors.KindSession}
 
-// listActors answers GET /debug/actors: each kind with its count and (up to 1000) identities.
-func (a *API) listActors(w http.ResponseWriter, _ *http.Request) {
+// listActors answers GET /debug/actors: each kind with its count and (up to 1000) identities on
+// this node, and in a cluster the counts of every node ("nodes", by remoting address).
+func (a *API) listActors(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{}
 	for _, k := range debugKinds {
 		ids := a.Actors.Active(k)
@@ -45,6 +81,20 @@ func (a *API) listActors(w http.ResponseWriter, _ *http.Request) {
 			ids = ids[:1000]
 		}
 		out[string(k)] = map[string]any{"count": n, "identities": ids}
+	}
+	if a.Cluster != nil {
+		// Kinds and counts per node; the identities above are this node's.
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		nodes := map[string]any{}
+		for _, m := range a.Cluster.Members(ctx) {
+			if m.Error != "" {
+				nodes[m.Address] = map[string]any{"error": m.Error}
+				continue
+			}
+			nodes[m.Address] = m.Actors
+		}
+		out["nodes"] = nodes
 	}
 	httpx.JSON(w, http.StatusOK, out)
 }
@@ -74,5 +124,10 @@ func (a *API) actorState(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusInternalServerError, "unexpected reply from the actor")
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"kind": st.Kind, "identity": st.Identity, "state": json.RawMessage(st.StateJson)})
+	out := map[string]any{"kind": st.Kind, "identity": st.Identity, "state": json.RawMessage(st.StateJson)}
+	if a.Cluster != nil {
+		// Asked through the cluster, so the owner answered wherever it runs.
+		out["node"], _ = a.Cluster.Owner(kind, id)
+	}
+	httpx.JSON(w, http.StatusOK, out)
 }
