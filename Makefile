@@ -6,7 +6,7 @@ BIN     := bin/svc
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run demo demo-stop test fuzz stack bench bench-quick bench-go generate vendor-docs-viewer deps vet clean
+.PHONY: build run demo demo-stop test fuzz stack cluster bench bench-quick bench-go generate vendor-docs-viewer deps vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/svc
@@ -56,6 +56,12 @@ vet:
 ## stack: serve with a local ClickHouse and PostgreSQL started on free ports (stopped on exit)
 stack: build deps
 	$(GO) run ./cmd/testenv -serve -only clickhouse,postgres -- ./$(BIN) serve
+
+## cluster: three nodes as one cluster (etcd provider) on :8081-:8083 (admin 127.0.0.1:9191-9193),
+## with throwaway ClickHouse, PostgreSQL, S3 and etcd; data in ./data/cluster/nodeN, token secrets
+## and admin token shared from ./data/cluster. Ctrl-C stops all three (deploy/local/cluster.sh)
+cluster: build deps
+	$(GO) run ./cmd/testenv -serve -only clickhouse,postgres,s3,etcd -- bash deploy/local/cluster.sh
 
 ## bench: ingest, memory and profiles of this machine in one go; the table goes to docs/benchmarks.md
 ## (BENCH_FLAGS=-seconds=10 for shorter loadgen runs; profiles in bench-out/)
