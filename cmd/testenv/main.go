@@ -1,7 +1,7 @@
-// Command testenv starts throwaway ClickHouse, PostgreSQL and S3-compatible servers on free
-// loopback ports, runs a command with their addresses in SVC_TEST_* (and SVC_CLICKHOUSE_DSN /
-// SVC_POSTGRES_DSN with -serve) variables, then stops them and removes their data. `make test` and
-// `make stack` use it:
+// Command testenv starts throwaway ClickHouse, PostgreSQL, S3-compatible and etcd servers on free
+// loopback ports, runs a command with their addresses in SVC_TEST_* variables (and, with -serve,
+// in the variables an svc node reads: SVC_CLICKHOUSE_DSN, SVC_POSTGRES_DSN, SVC_S3_*,
+// SVC_ETCD_ENDPOINTS), then stops them and removes their data. `make test` and `make stack` use it:
 //
 //	go run ./cmd/testenv -- go test ./...
 //	go run ./cmd/testenv -serve -only clickhouse,postgres -- ./bin/svc serve
@@ -27,11 +27,11 @@ func main() {
 }
 
 func run() int {
-	only := flag.String("only", "clickhouse,postgres,s3", "comma separated servers to start")
+	only := flag.String("only", "clickhouse,postgres,s3,etcd", "comma separated servers to start")
 	keep := flag.Bool("keep", false, "keep the servers' data directory after they stop")
-	serve := flag.Bool("serve", false, "also set SVC_CLICKHOUSE_DSN and SVC_POSTGRES_DSN, so the command is an svc node using them (make stack)")
+	serve := flag.Bool("serve", false, "also set the variables an svc node reads (SVC_CLICKHOUSE_DSN, SVC_POSTGRES_DSN, SVC_S3_*, SVC_ETCD_ENDPOINTS), so the command is an svc node using the servers (make stack)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: testenv [-only clickhouse,postgres,s3] [-keep] -- command [args...]")
+		fmt.Fprintln(os.Stderr, "usage: testenv [-only clickhouse,postgres,s3,etcd] [-keep] [-serve] -- command [args...]")
 	}
 	flag.Parse()
 	args := flag.Args()
@@ -86,9 +86,21 @@ func run() int {
 			if err == nil {
 				env = append(env, sinktest.EnvS3Endpoint+"="+s.DSN,
 					sinktest.EnvS3Access+"="+sinktest.S3AccessKey, sinktest.EnvS3Secret+"="+sinktest.S3SecretKey)
+				if *serve {
+					env = append(env, "SVC_S3_ENDPOINT="+s.DSN, "SVC_S3_ACCESS_KEY="+sinktest.S3AccessKey,
+						"SVC_S3_SECRET_KEY="+sinktest.S3SecretKey, "SVC_S3_BUCKET=svc-blobs", "SVC_S3_USE_SSL=false")
+				}
+			}
+		case "etcd":
+			s, err = sinktest.StartEtcd(sub)
+			if err == nil {
+				env = append(env, sinktest.EnvEtcd+"="+s.DSN)
+				if *serve {
+					env = append(env, "SVC_ETCD_ENDPOINTS="+s.DSN)
+				}
 			}
 		default:
-			err = fmt.Errorf("unknown server %q (want clickhouse, postgres or s3)", name)
+			err = fmt.Errorf("unknown server %q (want clickhouse, postgres, s3 or etcd)", name)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "testenv:", err)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs when it is missing: ClickHouse, PostgreSQL server binaries,
-# protoc (Debian packages, as root) and versitygw, an S3-compatible server (Go module proxy).
+# protoc, etcd (cluster mode's etcd provider; Debian packages, as root) and versitygw, an
+# S3-compatible server (Go module proxy).
 # It says what it installs, shows apt-get's progress every few seconds and says when it is done.
 set -euo pipefail
 
@@ -39,6 +40,7 @@ command -v clickhouse-server >/dev/null 2>&1 || [ -x /usr/sbin/clickhouse-server
   || missing+=(clickhouse-server clickhouse-client)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+command -v etcd >/dev/null 2>&1 || [ -x /usr/bin/etcd ] || missing+=(etcd-server)
 
 installed=()
 if [ ${#missing[@]} -gt 0 ]; then
@@ -69,5 +71,5 @@ if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$gobin/versitygw" ]; then
 fi
 
 if [ ${#installed[@]} -eq 0 ]; then
-  say "ClickHouse, PostgreSQL, protoc and versitygw are installed"
+  say "ClickHouse, PostgreSQL, protoc, etcd and versitygw are installed"
 fi

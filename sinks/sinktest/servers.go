@@ -1,13 +1,15 @@
-// Package sinktest starts throwaway ClickHouse, PostgreSQL and S3-compatible servers on free
-// loopback ports, and gives tests a fresh database on them. `make test` (cmd/testenv) starts one
-// of each and passes their addresses to the tests in SVC_TEST_* variables; tests that need a
-// server of their own (outage tests) start it here too.
+// Package sinktest starts throwaway ClickHouse, PostgreSQL, S3-compatible and etcd servers on
+// free loopback ports, and gives tests a fresh database on them. `make test` (cmd/testenv)
+// starts one of each and passes their addresses to the tests in SVC_TEST_* variables; tests
+// that need a server of their own (outage tests) start it here too.
 package sinktest
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -25,6 +27,7 @@ const (
 	EnvS3Endpoint = "SVC_TEST_S3_ENDPOINT" // host:port
 	EnvS3Access   = "SVC_TEST_S3_ACCESS_KEY"
 	EnvS3Secret   = "SVC_TEST_S3_SECRET_KEY"
+	EnvEtcd       = "SVC_TEST_ETCD_ENDPOINTS" // comma-separated client URLs
 )
 
 // Server is one throwaway server process. Stop and Start may be called repeatedly (outage
@@ -337,6 +340,61 @@ func StartS3(dir string) (*Server, error) {
 			return cmd, cmd.Start()
 		},
 		ready: tcpReady(port),
+	}
+	return s, s.Start()
+}
+
+// StartEtcd starts a single-member etcd (Debian's etcd-server) with its data in dir, its client
+// and peer URLs on free loopback ports. The server's DSN is its client URL (cluster mode's
+// etcd endpoints).
+func StartEtcd(dir string) (*Server, error) {
+	bin, err := findBinary("etcd", "/usr/bin/etcd")
+	if err != nil {
+		return nil, fmt.Errorf("etcd is not installed (apt-get install -y etcd-server): %w", err)
+	}
+	clientPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	s := &Server{
+		Name: "etcd",
+		DSN:  clientURL,
+		Port: clientPort,
+		dir:  dir,
+		start: func() (*exec.Cmd, error) {
+			cmd := exec.Command(bin, "--name", "svctest", "--data-dir", filepath.Join(dir, "data"),
+				"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+				"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+				"--initial-cluster", "svctest="+peerURL, "--initial-cluster-state", "new",
+				"--logger", "zap", "--log-level", "warn")
+			cmd.Dir = dir
+			out, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			cmd.Stdout, cmd.Stderr = out, out
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			return cmd, cmd.Start()
+		},
+		ready: func() error {
+			c := http.Client{Timeout: time.Second}
+			resp, err := c.Get(clientURL + "/health")
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"true"`) {
+				return fmt.Errorf("etcd health: %s %s", resp.Status, body)
+			}
+			return nil
+		},
 	}
 	return s, s.Start()
 }

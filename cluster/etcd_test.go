@@ -1,0 +1,209 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-dev/svc/actors"
+	"github.com/svc-dev/svc/sinks/sinktest"
+)
+
+// etcdEndpoints is the test etcd that cmd/testenv started. Without it the test fails: a
+// cluster test that skips would pass without ever having run.
+func etcdEndpoints(t *testing.T) []string {
+	t.Helper()
+	v := os.Getenv(sinktest.EnvEtcd)
+	if v == "" {
+		t.Fatalf("%s is not set: run the tests with `go run ./cmd/testenv -only etcd -- go test ./cluster/` (make test does), which starts etcd and sets it", sinktest.EnvEtcd)
+	}
+	return strings.Split(v, ",")
+}
+
+// TestEtcd runs three members with the etcd provider against a real etcd: activation, requests
+// from every member, a member leaving, and a member whose process dies (its connection to etcd
+// is cut, so its lease expires).
+func TestEtcd(t *testing.T) {
+	endpoints := etcdEndpoints(t)
+	u, err := url.Parse(endpoints[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The third member reaches etcd through a proxy the test cuts to kill it.
+	proxy := startProxy(t, u.Host)
+	name := fmt.Sprintf("etcdtest-%d", time.Now().UnixNano())
+	var cfgs []Config
+	for i := range 3 {
+		eps := endpoints
+		if i == 2 {
+			eps = []string{"http://" + proxy.addr}
+		}
+		cfgs = append(cfgs, Config{Name: name, Provider: ProviderEtcd, Addr: addrPair(t), EtcdEndpoints: eps, RequestTimeout: 5 * time.Second})
+	}
+	rec := newRecorder()
+	ms := startMembers(t, rec, cfgs)
+	waitMembers(t, ms, 3)
+	victim := ms[2]
+	t.Cleanup(func() {
+		// Let the killed member's provider reach etcd again, so it can end its goroutines.
+		proxy.restore(t)
+		_ = victim.c.provider.Shutdown(false)
+	})
+
+	t.Run("activation from every member", func(t *testing.T) {
+		for i := range 20 {
+			id := fmt.Sprintf("etcd-%d", i)
+			var first state
+			for j, m := range ms {
+				st := mustState(t, m.c, actors.KindSession, id, "state")
+				if j == 0 {
+					first = st
+				}
+				if st.Node != first.Node || st.Activation != first.Activation || st.Count != j+1 {
+					t.Fatalf("%s asked from %s: %+v, want the actor on %s counting %d", id, m.c.Addr(), st, first.Node, j+1)
+				}
+			}
+		}
+		for _, m := range ms {
+			if got := len(m.c.Members()); got != 3 {
+				t.Fatalf("%s lists %d members", m.c.Addr(), got)
+			}
+		}
+	})
+
+	t.Run("member leaves", func(t *testing.T) {
+		leaver := ms[1]
+		ids := ownedBy(t, ms, leaver, actors.KindApp, 10)
+		start := time.Now()
+		leaver.c.Shutdown(true)
+		took := time.Since(start)
+		for _, id := range ids {
+			for _, m := range []*member{ms[0], ms[2]} {
+				st := mustState(t, m.c, actors.KindApp, id, "state")
+				if st.Node == leaver.c.Addr() {
+					t.Fatalf("%s still answered by the leaver", id)
+				}
+			}
+		}
+		t.Logf("etcd: graceful Shutdown took %s; its identities answered from the others right after", took.Round(time.Millisecond))
+		ms = []*member{ms[0], ms[2]}
+		// protoactor drops it too once its key is gone.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(ms[0].c.pc.MemberList.Members().Members()) != 2 {
+			if time.Now().After(deadline) {
+				t.Fatal("etcd still lists the member that left")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
+	t.Run("member killed", func(t *testing.T) {
+		survivor := ms[0]
+		ids := ownedBy(t, ms, victim, actors.KindApp, 10)
+		start := time.Now()
+		proxy.cut()
+		victim.c.kill()
+		var worst time.Duration
+		for _, id := range ids {
+			st, err := askStateWithin(survivor.c, id, 15*time.Second)
+			if err != nil {
+				t.Fatalf("%s after its owner died: %v (%s after the kill)", id, err, time.Since(start))
+			}
+			if st.Node != survivor.c.Addr() {
+				t.Fatalf("%s answered by %s, want the survivor", id, st.Node)
+			}
+			worst = max(worst, time.Since(start))
+		}
+		t.Logf("failover (etcd, protoactor's lease TTL 3 s): every identity of the killed member answered from the survivor %s after the kill", worst.Round(time.Millisecond))
+		if worst > 15*time.Second {
+			t.Fatalf("failover took %s", worst)
+		}
+	})
+}
+
+func askStateWithin(c *Cluster, id string, d time.Duration) (state, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return askState(ctx, c, actors.KindApp, id, "state")
+}
+
+// proxy forwards TCP connections to target until cut, which closes its listener and every
+// connection, as a dead process's connections close.
+type proxy struct {
+	target, addr string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+	wg           sync.WaitGroup
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{target: target, addr: ln.Addr().String()}
+	p.serve(ln)
+	t.Cleanup(func() {
+		p.cut()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() { // ends when the listener is closed
+		defer p.wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", p.target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); _, _ = io.Copy(out, in); out.Close() }() // ends when either side closes
+			go func() { defer p.wg.Done(); _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// restore listens again on the same address.
+func (p *proxy) restore(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Logf("proxy: listen again on %s: %v", p.addr, err)
+		return
+	}
+	p.serve(ln)
+}
