@@ -40,6 +40,9 @@ type GateOptions struct {
 	// InProgressTTL is how long an id begun by a node that never ends it stays in progress; 0
 	// means gate.InProgressTTL. Tests shorten it.
 	InProgressTTL time.Duration
+	// Holder names the node in the rows it begins; zero means a new random one. A node that
+	// keeps it across restarts can end, with ReleaseHeld, what it held when it was killed.
+	Holder uuid.UUID
 }
 
 // Gate returns the request gate in the store's database, sharing its pool and CallTimeout.
@@ -51,7 +54,19 @@ func (s *Store) Gate(o GateOptions) *Gate {
 	if o.InProgressTTL <= 0 {
 		o.InProgressTTL = gate.InProgressTTL
 	}
-	return &Gate{s: s, ttl: o.TTL, inProgress: o.InProgressTTL, holder: uuid.New()}
+	if o.Holder == uuid.Nil {
+		o.Holder = uuid.New()
+	}
+	return &Gate{s: s, ttl: o.TTL, inProgress: o.InProgressTTL, holder: o.Holder}
+}
+
+// ReleaseHeld ends every id still in progress under this gate's holder: a node calls it when it
+// starts, so the requests its previous run was handling when it died are processed on their
+// retry at once rather than after the in-progress TTL.
+func (g *Gate) ReleaseHeld(ctx context.Context) (int64, error) {
+	ctx, cancel := g.s.deadline(ctx)
+	defer cancel()
+	return exec(ctx, g.s.pool, "request gate: release ids in progress", `DELETE FROM request_ids WHERE holder = $1 AND state = 'in_progress'`, g.holder)
 }
 
 // micros is d in whole microseconds, the resolution of timestamptz, for `$n * interval '1

@@ -275,3 +275,38 @@ func TestGateRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestGateReleaseHeld: a node that starts again under the same holder ends the ids its killed
+// run held in progress, and only those: another node's stay in progress, accepted ids stay
+// accepted.
+func TestGateReleaseHeld(t *testing.T) {
+	ctx := t.Context()
+	node := uuid.New()
+	killed, other := gateNodes(t, GateOptions{Holder: node})
+	otherNode := other.s.Gate(GateOptions{})
+	app, held, theirs, done := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	for _, b := range []struct {
+		g   *Gate
+		req uuid.UUID
+	}{{killed, held}, {otherNode, theirs}, {killed, done}} {
+		if s, _, err := b.g.Begin(ctx, app, b.req); err != nil || s != gate.Unseen {
+			t.Fatalf("Begin: %v %v", s, err)
+		}
+	}
+	if err := killed.Accept(ctx, app, done, []byte("info")); err != nil {
+		t.Fatal(err)
+	}
+	restarted := killed.s.Gate(GateOptions{Holder: node})
+	if n, err := restarted.ReleaseHeld(ctx); err != nil || n != 1 {
+		t.Fatalf("ReleaseHeld = %d, %v; want the one id the killed run held", n, err)
+	}
+	steps := []struct {
+		req  uuid.UUID
+		want gate.State
+	}{{held, gate.Unseen}, {theirs, gate.InProgress}, {done, gate.Accepted}}
+	for _, st := range steps {
+		if s, _, err := other.Begin(ctx, app, st.req); err != nil || s != st.want {
+			t.Errorf("Begin(%s) after the release = %v, %v; want %v", st.req, s, err, st.want)
+		}
+	}
+}
