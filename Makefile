@@ -77,11 +77,13 @@ bench-quick:
 bench-go: deps
 	$(GO) run ./cmd/testenv -- $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 
-## generate: protobuf code for actor messages (committed; a test fails when stale)
+## generate: protobuf code for actor and cluster messages (committed; a test fails when stale)
 generate:
 	$(GO) build -o bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
 	protoc --plugin=protoc-gen-go=bin/protoc-gen-go --proto_path=actors/actorpb \
 		--go_out=actors/actorpb --go_opt=paths=source_relative actors/actorpb/messages.proto
+	protoc --plugin=protoc-gen-go=bin/protoc-gen-go --proto_path=. \
+		--go_out=. --go_opt=paths=source_relative cluster/clusterpb/cluster.proto
 
 ## vendor-docs-viewer: fetch the /docs viewer (swagger-ui-dist, with npm pack) into
 ## http/apidoc/viewer, committed and embedded; DOCS_VIEWER_VERSION=x.y.z pins it (default: latest)

@@ -33,7 +33,6 @@ import (
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
 	"github.com/svc-dev/svc/sinks/badgermeta"
-	"github.com/svc-dev/svc/sinks/gate"
 	"github.com/svc-dev/svc/sinks/keycache"
 	"github.com/svc-dev/svc/sinks/localblob"
 	"github.com/svc-dev/svc/sinks/s3blob"
@@ -295,12 +294,19 @@ func (n *Node) startActors(context.Context) error {
 		// Stopping flushes what the flusher holds; what fails stays in the spool for the next start.
 		return n.Actors.AS.Root.PoisonFuture(n.flusher).Wait()
 	})
-	snaps := badgerdb.Snapshots{DB: n.local}
-	n.Dir = actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
-		actors.KindApp:     actors.AppProducerAlerting(n.Analytics, log, &n.appsUnknown, n.alerts, nil),
-		actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
-	})
-	n.closers = append(n.closers, func() error { n.Dir.StopAll(10 * time.Second); return nil })
+	if cfg.Clustered() {
+		if err := n.startClusterDirectory(); err != nil {
+			return err
+		}
+	} else {
+		snaps := badgerdb.Snapshots{DB: n.local}
+		dir := actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
+			actors.KindApp:     actors.AppProducerAlerting(n.Analytics, log, &n.appsUnknown, n.alerts, nil),
+			actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
+		})
+		n.Dir = dir
+		n.closers = append(n.closers, func() error { dir.StopAll(10 * time.Second); return nil })
+	}
 	n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_session_actors",
 		Help: "Live session actors."}, func() float64 { return float64(n.Dir.Count(actors.KindSession)) }))
 	return nil
@@ -308,7 +314,7 @@ func (n *Node) startActors(context.Context) error {
 
 // startIngest builds the request path of PUT /events: the API key check, the body budget,
 // onboarding, and the ingest component below HTTP (gate, session order, spool, actors).
-func (n *Node) startIngest(context.Context) error {
+func (n *Node) startIngest(ctx context.Context) error {
 	cfg, log := &n.cfg, n.log
 	n.Keys = &ingest.Keys{Meta: n.Meta, TTL: cfg.KeyCacheTTL, StaleFor: cfg.KeyStaleFor, Log: log, Saved: keycache.New(n.local)}
 	n.budget = ingest.NewBudget(cfg.MaxInflightBytes)
@@ -323,8 +329,9 @@ func (n *Node) startIngest(context.Context) error {
 	if err != nil {
 		return err
 	}
-	n.Ingest = &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher, Gate: gate.New(n.local, 0), Spool: n.Spool,
-		Node: strings.TrimSpace(string(nodeID)), Stages: actors.NewStageMetrics(n.reg), Log: log}
+	id := strings.TrimSpace(string(nodeID))
+	n.Ingest = &actors.Ingest{Dir: n.Dir, Root: n.Actors.AS.Root, Flusher: n.flusher, Gate: n.requestGate(ctx, id), Spool: n.Spool,
+		Node: id, Stages: actors.NewStageMetrics(n.reg), Log: log}
 	n.events = &ingest.Events{Blobs: n.Blobs, Ingest: n.Ingest, Budget: n.budget, Onboard: onboard,
 		MaxEventAge: cfg.MaxEventAge, MaxEventFuture: cfg.MaxEventFuture, Log: log,
 		MaxJSONBytes: cfg.MaxJSONBytes, MaxMultipartBytes: cfg.MaxMultipartBytes,
@@ -347,10 +354,14 @@ func (n *Node) startReplay(ctx context.Context) error {
 	return nil
 }
 
-// startRebuild gives the app actors their aggregates from the event store (rebuild.go).
+// startRebuild gives the app actors their aggregates from the event store (rebuild.go). In a
+// cluster each app actor settles by itself wherever it is activated (actors.Settle).
 func (n *Node) startRebuild(ctx context.Context) error {
 	replayed := len(n.recs) > 0
 	n.recs = nil // replayed: the records' memory is not needed any more
+	if n.cluster != nil {
+		return nil
+	}
 	return n.rebuildApps(ctx, replayed, n.eventsUp, n.log)
 }
 
@@ -415,6 +426,9 @@ func (n *Node) startPublicHTTP(context.Context) error {
 func (n *Node) startAdminHTTP(context.Context) error {
 	cfg, log := &n.cfg, n.log
 	adminAPI := &admin.API{Token: n.adminToken, Meta: n.Meta, Tokens: n.tokens, Actors: n.Dir}
+	if n.cluster != nil {
+		adminAPI.Cluster = clusterView{n}
+	}
 	adm := chi.NewRouter()
 	n.adm = adm
 	// Every path of the admin listener needs the admin token: profiles and metrics tell an

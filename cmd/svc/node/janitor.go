@@ -29,6 +29,7 @@ func (n *Node) sweep(ctx context.Context) {
 	} else if k > 0 {
 		n.log.Info("janitor: expired sessions removed", "sessions", k)
 	}
+	n.deleteExpiredShared(ctx)
 	apps, err := n.Meta.AllApps(ctx)
 	if err != nil {
 		n.log.Warn("janitor: apps not listed; retention skipped", "error", err.Error())

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/svc-dev/svc/actors"
+	"github.com/svc-dev/svc/cluster"
 	"github.com/svc-dev/svc/http/auth"
 	"github.com/svc-dev/svc/http/ingest"
 	"github.com/svc-dev/svc/sinks"
@@ -33,7 +34,7 @@ type Node struct {
 
 	db     *badger.DB
 	Spool  *spool.Spool
-	Dir    *actors.LocalDirectory
+	Dir    directory      // app and session actors: this process's, or the cluster's
 	Ingest *actors.Ingest // the request path of PUT /events below HTTP
 	Keys   *ingest.Keys
 	Events sinks.EventStore
@@ -66,6 +67,8 @@ type Node struct {
 	events      *ingest.Events
 	tokens      *auth.Issuer
 	pub, adm    *chi.Mux
+	cluster     *cluster.Cluster // nil on a single node
+	pg          *pgstore.Store   // the PostgreSQL store, in a cluster
 }
 
 // secrets are generated once per data directory so tokens and upload URLs stay valid across
