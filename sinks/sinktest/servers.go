@@ -261,13 +261,7 @@ func StartPostgres(dir string) (*Server, error) {
 		start: func() (*exec.Cmd, error) {
 			cmd := run("postgres", "-D", data, "-p", strconv.Itoa(port), "-k", sock,
 				"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200")
-			out, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-			if err != nil {
-				return nil, err
-			}
-			cmd.Stdout, cmd.Stderr = out, out
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			return cmd, cmd.Start()
+			return cmd, startLogged(cmd, dir)
 		},
 		ready: func() error {
 			out, err := exec.Command(filepath.Join(bindir, "pg_isready"), "-h", "127.0.0.1", "-p", strconv.Itoa(port)).CombinedOutput()
@@ -331,13 +325,7 @@ func StartS3(dir string) (*Server, error) {
 		start: func() (*exec.Cmd, error) {
 			cmd := exec.Command(bin, "--access", S3AccessKey, "--secret", S3SecretKey, "--port", addr, "posix", root)
 			cmd.Dir = dir
-			out, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-			if err != nil {
-				return nil, err
-			}
-			cmd.Stdout, cmd.Stderr = out, out
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			return cmd, cmd.Start()
+			return cmd, startLogged(cmd, dir)
 		},
 		ready: tcpReady(port),
 	}
@@ -374,13 +362,7 @@ func StartEtcd(dir string) (*Server, error) {
 				"--initial-cluster", "svctest="+peerURL, "--initial-cluster-state", "new",
 				"--logger", "zap", "--log-level", "warn")
 			cmd.Dir = dir
-			out, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-			if err != nil {
-				return nil, err
-			}
-			cmd.Stdout, cmd.Stderr = out, out
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			return cmd, cmd.Start()
+			return cmd, startLogged(cmd, dir)
 		},
 		ready: func() error {
 			c := http.Client{Timeout: time.Second}
@@ -401,3 +383,15 @@ func StartEtcd(dir string) (*Server, error) {
 
 // ErrNoServer is returned when a test needs a server that make test did not provide.
 var ErrNoServer = errors.New("no test server")
+
+// startLogged starts cmd with its output appended to dir/server.log, killed when the test
+// process dies (a server must not outlive the run that started it).
+func startLogged(cmd *exec.Cmd, dir string) error {
+	out, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd.Start()
+}

@@ -68,6 +68,7 @@ func (n *Node) requestGate(ctx context.Context, nodeID string) gate.Store {
 		return local
 	}
 	shared := n.pg.Gate(pgstore.GateOptions{Holder: uuid.NewSHA1(uuid.NameSpaceOID, []byte("svc-node/"+nodeID))})
+	n.sharedGate = shared
 	if k, err := shared.ReleaseHeld(ctx); err != nil {
 		n.log.Warn("request ids this node held in progress when it stopped are not released; their retries wait up to "+
 			gate.InProgressTTL.String(), "error", err.Error())
@@ -150,7 +151,7 @@ func (n *Node) deleteExpiredShared(ctx context.Context) {
 		what string
 		del  func(context.Context) (int64, error)
 	}{
-		{"request ids", n.pg.Gate(pgstore.GateOptions{}).DeleteExpiredRequestIDs},
+		{"request ids", n.sharedGate.DeleteExpiredRequestIDs},
 		{"session snapshots", n.pg.Snapshots().DeleteExpiredSnapshots},
 	} {
 		k, err := job.del(ctx)

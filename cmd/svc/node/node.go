@@ -69,6 +69,7 @@ type Node struct {
 	pub, adm    *chi.Mux
 	cluster     *cluster.Cluster // nil on a single node
 	pg          *pgstore.Store   // the PostgreSQL store, in a cluster
+	sharedGate  *pgstore.Gate    // the cluster's request gate (in PostgreSQL)
 }
 
 // secrets are generated once per data directory so tokens and upload URLs stay valid across
