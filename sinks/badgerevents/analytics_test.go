@@ -594,3 +594,69 @@ func BenchmarkBadgerIssueCells(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBadgerIssueCells1M is the group list over a store the size the issue index is for:
+// 1M realistic events of one app spread over 30 days, 1% of them issue events (the share of
+// real SDK traffic: every other issue event of the fixture becomes a custom one), on disk. It
+// asks for the last 7 and the last 30 days; events/s counts the app's events in the window.
+func BenchmarkBadgerIssueCells1M(b *testing.B) {
+	const n, chunk = 1_000_000, 10_000
+	const span = 30 * 24 * time.Hour
+	db, err := badgerdb.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s := New(db)
+	app := uuid.New()
+	base := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	step := int64(span) / n
+	issues, seen := 0, 0
+	for i := 0; i < n; i += chunk {
+		evs := eventstest.RealisticEvents(b, app, chunk)
+		for j := range evs {
+			e := &evs[j]
+			e.Timestamp = base + int64(i+j)*step
+			if e.Type == "exception" || e.Type == "anr" {
+				if seen++; seen%2 == 0 {
+					e.Type = "custom"
+				} else {
+					issues++
+				}
+			}
+		}
+		writeEvents(b, s, evs)
+	}
+	if err := db.Flatten(2); err != nil {
+		b.Fatal(err)
+	}
+	if share := float64(issues) / n; share < 0.008 || share > 0.012 {
+		b.Fatalf("%.2f%% issue events, want about 1%%", 100*share)
+	}
+	end := base + n*step
+	for _, c := range []struct {
+		name string
+		days int64
+		by   model.Cells
+	}{
+		{"7d", 7, model.Cells{}},
+		{"30d", 30, model.Cells{}},
+		{"30d-bucketed-days", 30, model.Cells{Bucketed: true, By: model.Buckets{Group: model.PlotDays}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var q model.IssueQuery
+			q.App, q.From, q.To = app, end-c.days*int64(24*time.Hour), end
+			var cells []model.IssueCell
+			b.ReportAllocs()
+			for b.Loop() {
+				if cells, err = s.IssueCells(context.Background(), &q, c.by); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if len(cells) == 0 {
+				b.Fatal("no cells")
+			}
+			b.ReportMetric(float64(n*c.days/30)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
