@@ -325,6 +325,21 @@ type BlobStore interface {
 	Ping(ctx context.Context) error
 }
 
+// Blob is one blob's key and bytes, for BlobBatch.
+type Blob struct {
+	Key   string
+	Bytes []byte
+}
+
+// BlobBatch is a BlobStore that stores many blobs at one durability point: PutBatch stores each
+// blob as Put would (same key rules and errors), and all of them are durable when it returns
+// nil. On error any subset may be stored. It exists because a durable Put costs syncs of its
+// own (two fsyncs on local disk), which a caller holding many small blobs, the flusher with a
+// flush's inline attachments, pays once per batch instead.
+type BlobBatch interface {
+	PutBatch(ctx context.Context, blobs []Blob) error
+}
+
 // CheckBlobKey returns ErrInvalid (wrapped, naming the rule) when key breaks the BlobStore key
 // rule; backends call it first.
 func CheckBlobKey(key string) error {

@@ -28,6 +28,7 @@ type Open func(t *testing.T) (sinks.BlobStore, *http.Client)
 func Run(t *testing.T, open Open) {
 	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, open) })
 	t.Run("Overwrite", func(t *testing.T) { testOverwrite(t, open) })
+	t.Run("Batch", func(t *testing.T) { testBatch(t, open) })
 	t.Run("GetUnknown", func(t *testing.T) { testGetUnknown(t, open) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
 	t.Run("InvalidKeys", func(t *testing.T) { testInvalidKeys(t, open) })
@@ -195,6 +196,34 @@ func testOverwrite(t *testing.T, open Open) {
 		t.Fatalf("PUT to upload URL: %d %s", code, body)
 	}
 	mustGet(t, s, "over/write", long)
+}
+
+// testBatch checks sinks.BlobBatch on backends that have it: each blob as Put stores it
+// (replacing what a key held), and a batch with an invalid key is ErrInvalid.
+func testBatch(t *testing.T, open Open) {
+	s, _ := open(t)
+	bb, ok := s.(sinks.BlobBatch)
+	if !ok {
+		t.Skipf("%T has no PutBatch", s)
+	}
+	put(t, s, "batch/old", []byte("replaced by the batch"))
+	blobs := []sinks.Blob{{Key: "batch/old", Bytes: []byte("new")}, {Key: "batch/empty", Bytes: []byte{}}}
+	for i := range 20 {
+		blobs = append(blobs, sinks.Blob{Key: fmt.Sprintf("batch/%d", i), Bytes: randomBytes(t, 1+i*997)})
+	}
+	if err := bb.PutBatch(ctxOf(t), blobs); err != nil {
+		t.Fatalf("PutBatch: %v", err)
+	}
+	for _, b := range blobs {
+		mustGet(t, s, b.Key, b.Bytes)
+	}
+	if err := bb.PutBatch(ctxOf(t), nil); err != nil {
+		t.Errorf("PutBatch(nil): %v", err)
+	}
+	bad := []sinks.Blob{{Key: "batch/fine", Bytes: []byte("x")}, {Key: "../escape", Bytes: []byte("x")}}
+	if err := bb.PutBatch(ctxOf(t), bad); !errors.Is(err, sinks.ErrInvalid) {
+		t.Errorf("PutBatch with key ../escape: %v, want ErrInvalid", err)
+	}
 }
 
 func testGetUnknown(t *testing.T, open Open) {

@@ -87,7 +87,7 @@ func (s *Store) serveUpload(w http.ResponseWriter, r *http.Request, key string) 
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the blob is %d bytes; uploads are limited to %d bytes", r.ContentLength, s.maxUpload))
 		return
 	}
-	_, err := s.write(r.Context(), key, r.Body, r.ContentLength, s.maxUpload)
+	_, err := s.write(r.Context(), key, r.Body, r.ContentLength, s.maxUpload, true)
 	switch {
 	case err == nil:
 		w.WriteHeader(http.StatusOK)

@@ -9,6 +9,7 @@
 package localblob
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -158,8 +159,32 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("localblob: put %q: %w", key, err)
 	}
-	_, err := s.write(ctx, key, r, size, -1)
+	_, err := s.write(ctx, key, r, size, -1, true)
 	return err
+}
+
+// PutBatch stores the blobs as Put would, with one sync of the file system for all of them
+// instead of a file and a directory fsync per blob; see sinks.BlobBatch. Until it returns, a
+// blob may be visible but not yet durable, as any file in the page cache is.
+func (s *Store) PutBatch(ctx context.Context, blobs []sinks.Blob) error {
+	for i := range blobs {
+		if err := sinks.CheckBlobKey(blobs[i].Key); err != nil {
+			return err
+		}
+	}
+	for i := range blobs {
+		b := &blobs[i]
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("localblob: put %q: %w", b.Key, err)
+		}
+		if _, err := s.write(ctx, b.Key, bytes.NewReader(b.Bytes), int64(len(b.Bytes)), -1, false); err != nil {
+			return err
+		}
+	}
+	if err := s.syncBlobs(blobs); err != nil {
+		return fmt.Errorf("localblob: put %d blobs: %w", len(blobs), err)
+	}
+	return nil
 }
 
 // Delete removes the key's file; a missing one is no error.
@@ -180,10 +205,11 @@ var errTooLarge = errors.New("blob larger than allowed")
 var errSize = errors.New("blob length differs from its declared size")
 
 // write copies r into a temporary file, syncs it, renames it over the key's file and syncs the
-// directory: when it returns nil, the blob survives a crash. It commits nothing and returns an
+// directory: when it returns nil, the blob survives a crash (with durable false it syncs
+// nothing: the caller syncs, PutBatch). It commits nothing and returns an
 // error wrapping errSize when size >= 0 and r does not hold exactly size bytes, or errTooLarge
 // when max >= 0 and r holds more than max bytes.
-func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max int64) (n int64, err error) {
+func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max int64, durable bool) (n int64, err error) {
 	f, err := os.CreateTemp(s.tmp, "put-*")
 	if err != nil {
 		return 0, fmt.Errorf("localblob: put %q: %w", key, err)
@@ -217,8 +243,10 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max in
 	if err := ctx.Err(); err != nil {
 		return n, fmt.Errorf("localblob: put %q: %w", key, err)
 	}
-	if err := f.Sync(); err != nil {
-		return n, fmt.Errorf("localblob: put %q: sync: %w", key, err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			return n, fmt.Errorf("localblob: put %q: sync: %w", key, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return n, fmt.Errorf("localblob: put %q: close: %w", key, err)
@@ -228,6 +256,9 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max in
 		return n, fmt.Errorf("localblob: put %q: %w", key, err)
 	}
 	committed = true
+	if !durable {
+		return n, nil
+	}
 	if err := syncDir(filepath.Dir(dst)); err != nil {
 		return n, fmt.Errorf("localblob: put %q: %w", key, err)
 	}
