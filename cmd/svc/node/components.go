@@ -299,7 +299,10 @@ func (n *Node) startActors(context.Context) error {
 			return err
 		}
 	} else {
-		snaps := badgerdb.Snapshots{DB: n.local}
+		snaps, err := badgerdb.NewSnapshots(n.local)
+		if err != nil {
+			return err
+		}
 		dir := actors.NewLocalDirectory(n.Actors, map[actors.Kind]actors.Producer{
 			actors.KindApp:     actors.AppProducerAlerting(n.Analytics, log, &n.appsUnknown, n.alerts, nil),
 			actors.KindSession: actors.SessionProducer(func() actors.Directory { return n.Dir }, snaps, cfg.SessionIdle, log),
