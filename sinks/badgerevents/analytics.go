@@ -43,9 +43,12 @@ type window struct {
 	lo, hi  int64 // row time in [lo, hi)
 	open    bool  // no upper bound: hi is ignored
 	reverse bool  // descending key order: time, then id, descending
-	// start, when set, is the key the scan seeks to instead of its time bound's: the first row
-	// read is the one at start or the next one in the scan's direction. Rows outside [lo, hi)
-	// are still left out.
+	// issues says that the scan needs only rows of issue types (isIssueType): it reads the
+	// issue index instead of all rows. Store.useIndex clears it while the index is incomplete.
+	issues bool
+	// start, when set, is where the scan seeks to instead of its time bound: a time (8 bytes,
+	// as in keys) and an id. The first row read is the one there or the next one in the
+	// scan's direction. Rows outside [lo, hi) are still left out.
 	start []byte
 }
 
@@ -53,16 +56,22 @@ type window struct {
 // call). It returns false to end the scan.
 type rowFunc func(ts int64, id, val []byte) (bool, error)
 
-// scan calls fn for the app's event rows of w in key order. It checks ctx before the first
-// row and every 1024 rows.
+// scan calls fn for the app's event rows of w in key order, read from the rows or, with
+// w.issues, from their copies in the issue index. It checks ctx before the first row and every
+// 1024 rows.
 func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowFunc) error {
-	head := appendHead(nil, badgerdb.PrefixEvents, tagRow, app)
+	tag := byte(tagRow)
+	if w.issues {
+		tag = tagIssue
+	}
+	head := appendHead(nil, badgerdb.PrefixEvents, tag, app)
 	hl := len(head)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, Reverse: w.reverse})
 	defer it.Close()
-	seek := w.start
+	var seek []byte
 	switch {
-	case seek != nil:
+	case w.start != nil:
+		seek = append(head, w.start...)
 	case !w.reverse:
 		seek = timeKey(head, w.lo)
 	case w.open:
@@ -117,6 +126,27 @@ func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowF
 	return nil
 }
 
+// useIndex keeps w.issues only if the issue index can be read (Store.issuesIndexed, which may
+// build it). It must run before the scan's read transaction starts, so that the transaction's
+// snapshot holds the copies the check found.
+func (s *Store) useIndex(ctx context.Context, w *window) error {
+	if !w.issues {
+		return nil
+	}
+	var err error
+	w.issues, err = s.issuesIndexed(ctx)
+	return err
+}
+
+// scanView is scan in a read transaction of its own, over the issue index with w.issues when
+// it can be read (useIndex).
+func (s *Store) scanView(ctx context.Context, app uuid.UUID, w window, fn rowFunc) error {
+	if err := s.useIndex(ctx, &w); err != nil {
+		return err
+	}
+	return s.db.View(func(txn *badger.Txn) error { return scan(ctx, txn, app, w, fn) })
+}
+
 // timeKey is the key just before the rows at time ts: head and the time, without an id.
 func timeKey(head []byte, ts int64) []byte {
 	k := append(head[:len(head):len(head)], make([]byte, 8)...)
@@ -161,7 +191,11 @@ func (v *rowView) issueMatch(ts int64, id, val []byte, q *model.IssueQuery) (boo
 }
 
 // isIssueType says whether the row's type can have an issue class (ClassOf): exception or anr.
-func (v *rowView) isIssueType() bool { return v.e.Type == "exception" || v.e.Type == "anr" }
+func (v *rowView) isIssueType() bool { return isIssueType(v.e.Type) }
+
+// isIssueType says whether events of type typ can have an issue class (ClassOf), which is
+// whether their rows have a copy in the issue index.
+func isIssueType(typ string) bool { return typ == "exception" || typ == "anr" }
 
 // rest decodes the remaining fields the analytics read: attributes (without Extra), the
 // user-defined attributes when wantUD, and the facts. Attachments and payload are skipped.
@@ -311,35 +345,33 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 	strs := interner{}
 	bk := bucketer{by: by.By}
 	var v rowView
-	err := s.db.View(func(txn *badger.Txn) error {
-		return scan(ctx, txn, q.App, window{lo: q.From, hi: q.To, reverse: true}, func(ts int64, id, val []byte) (bool, error) {
-			if ok, err := v.issueMatch(ts, id, val, q); !ok {
-				return err == nil, err
-			}
-			e := &v.e
-			k := cellKey{group: e.Facts.GroupID, class: model.ClassOf(e.Type, &e.Facts), v: versionOf(e)}
-			if by.Bucketed {
-				k.bucket = bk.start(ts)
-			}
-			i, ok := idx[k]
-			if !ok {
-				k.group, k.v = strs.get(k.group), strs.version(&e.Attribute)
-				i = len(cells)
-				idx[k] = i
-				cells = append(cells, model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket})
-			}
-			// The event as a cell of one, its display still aliasing the row: cloned only
-			// when it becomes the cell's latest.
-			one := model.IssueCell{Class: k.class, Count: 1, FirstTime: ts, LastTime: ts, LastID: e.ID, Last: e.Facts.Issue}
-			c := &cells[i]
-			if c.Merge(&one) {
-				d := &e.Facts.Issue
-				c.Last = model.IssueDisplay{Type: strs.get(d.Type), Message: strings.Clone(d.Message),
-					MethodName: strs.get(d.MethodName), FileName: strs.get(d.FileName),
-					LineNumber: d.LineNumber, Severity: strs.get(d.Severity)}
-			}
-			return true, nil
-		})
+	err := s.scanView(ctx, q.App, window{lo: q.From, hi: q.To, reverse: true, issues: true}, func(ts int64, id, val []byte) (bool, error) {
+		if ok, err := v.issueMatch(ts, id, val, q); !ok {
+			return err == nil, err
+		}
+		e := &v.e
+		k := cellKey{group: e.Facts.GroupID, class: model.ClassOf(e.Type, &e.Facts), v: versionOf(e)}
+		if by.Bucketed {
+			k.bucket = bk.start(ts)
+		}
+		i, ok := idx[k]
+		if !ok {
+			k.group, k.v = strs.get(k.group), strs.version(&e.Attribute)
+			i = len(cells)
+			idx[k] = i
+			cells = append(cells, model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket})
+		}
+		// The event as a cell of one, its display still aliasing the row: cloned only
+		// when it becomes the cell's latest.
+		one := model.IssueCell{Class: k.class, Count: 1, FirstTime: ts, LastTime: ts, LastID: e.ID, Last: e.Facts.Issue}
+		c := &cells[i]
+		if c.Merge(&one) {
+			d := &e.Facts.Issue
+			c.Last = model.IssueDisplay{Type: strs.get(d.Type), Message: strings.Clone(d.Message),
+				MethodName: strs.get(d.MethodName), FileName: strs.get(d.FileName),
+				LineNumber: d.LineNumber, Severity: strs.get(d.Severity)}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("badgerevents: issue cells of app %s: %w", q.App, err)
@@ -362,31 +394,27 @@ func (s *Store) IssueEvents(ctx context.Context, q *model.IssueQuery, page model
 	}
 	key := page.Key
 	backward := page.Backward && key != nil
-	w := window{lo: q.From, hi: q.To, reverse: !backward}
+	w := window{lo: q.From, hi: q.To, reverse: !backward, issues: true}
 	switch {
 	case key == nil:
-	case backward && key.Timestamp >= q.From:
-		w.start = appendRowKey(nil, badgerdb.PrefixEvents, q.App, key.Timestamp, key.ID[:])
-	case !backward && key.Timestamp < q.To:
-		w.start = appendRowKey(nil, badgerdb.PrefixEvents, q.App, key.Timestamp, key.ID[:])
+	case backward && key.Timestamp >= q.From, !backward && key.Timestamp < q.To:
+		w.start = append(timeKey(nil, key.Timestamp), key.ID[:]...)
 	}
 	var v rowView
-	err := s.db.View(func(txn *badger.Txn) error {
-		return scan(ctx, txn, q.App, w, func(ts int64, id, val []byte) (bool, error) {
-			if ok, err := v.issueMatch(ts, id, val, q); !ok {
-				return err == nil, err
-			}
-			// The row at Key itself (the seek lands on it when it exists) is on no page.
-			if key != nil && (backward && !afterKey(key, ts, v.e.ID) || !backward && !key.Before(ts, v.e.ID)) {
-				return true, nil
-			}
-			e, err := fullEvent(q.App, ts, id, val)
-			if err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			out = append(out, e)
-			return len(out) < page.Limit, nil
-		})
+	err := s.scanView(ctx, q.App, w, func(ts int64, id, val []byte) (bool, error) {
+		if ok, err := v.issueMatch(ts, id, val, q); !ok {
+			return err == nil, err
+		}
+		// The row at Key itself (the seek lands on it when it exists) is on no page.
+		if key != nil && (backward && !afterKey(key, ts, v.e.ID) || !backward && !key.Before(ts, v.e.ID)) {
+			return true, nil
+		}
+		e, err := fullEvent(q.App, ts, id, val)
+		if err != nil {
+			return false, rowErr(ts, id, err)
+		}
+		out = append(out, e)
+		return len(out) < page.Limit, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("badgerevents: issue events of app %s: %w", q.App, err)
@@ -572,48 +600,46 @@ func (s *Store) FilterValues(ctx context.Context, app uuid.UUID, classes []model
 	}
 	udKeys := map[model.UDKey]struct{}{}
 	var v rowView
-	err := s.db.View(func(txn *badger.Txn) error {
-		return scan(ctx, txn, app, window{lo: minTime, open: true}, func(ts int64, id, val []byte) (bool, error) {
-			if err := v.head(ts, id, val); err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			if len(classes) > 0 && !v.isIssueType() {
-				return true, nil
-			}
-			if err := v.rest(true); err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			e := &v.e
-			if len(classes) > 0 && !slices.Contains(classes, model.ClassOf(e.Type, &e.Facts)) {
-				return true, nil
-			}
-			a := &e.Attribute
-			if ver := versionOf(e); ver != (model.AppVersion{}) {
-				// Rows come in time order: the first row of a version is its first seen.
-				if _, ok := versions[ver]; !ok {
-					versions[model.AppVersion{Name: strings.Clone(ver.Name), Code: strings.Clone(ver.Code)}] = ts
-				}
-			}
-			if os := (model.OSVersion{Name: a.OSName, Version: a.OSVersion}); os != (model.OSVersion{}) {
-				if _, ok := oses[os]; !ok {
-					oses[model.OSVersion{Name: strings.Clone(os.Name), Version: strings.Clone(os.Version)}] = struct{}{}
-				}
-			}
-			for i, val := range [...]string{a.DeviceName, a.DeviceManufacturer, a.DeviceLocale,
-				a.NetworkProvider, a.NetworkType, a.NetworkGeneration} {
-				if _, ok := sets[i][val]; !ok && val != "" {
-					sets[i][strings.Clone(val)] = struct{}{}
-				}
-			}
-			for _, u := range e.UserDefined {
-				k := model.UDKey{Key: u.Key, Type: u.Type.String()}
-				if _, ok := udKeys[k]; !ok {
-					k.Key = strings.Clone(k.Key)
-					udKeys[k] = struct{}{}
-				}
-			}
+	err := s.scanView(ctx, app, window{lo: minTime, open: true, issues: len(classes) > 0}, func(ts int64, id, val []byte) (bool, error) {
+		if err := v.head(ts, id, val); err != nil {
+			return false, rowErr(ts, id, err)
+		}
+		if len(classes) > 0 && !v.isIssueType() {
 			return true, nil
-		})
+		}
+		if err := v.rest(true); err != nil {
+			return false, rowErr(ts, id, err)
+		}
+		e := &v.e
+		if len(classes) > 0 && !slices.Contains(classes, model.ClassOf(e.Type, &e.Facts)) {
+			return true, nil
+		}
+		a := &e.Attribute
+		if ver := versionOf(e); ver != (model.AppVersion{}) {
+			// Rows come in time order: the first row of a version is its first seen.
+			if _, ok := versions[ver]; !ok {
+				versions[model.AppVersion{Name: strings.Clone(ver.Name), Code: strings.Clone(ver.Code)}] = ts
+			}
+		}
+		if os := (model.OSVersion{Name: a.OSName, Version: a.OSVersion}); os != (model.OSVersion{}) {
+			if _, ok := oses[os]; !ok {
+				oses[model.OSVersion{Name: strings.Clone(os.Name), Version: strings.Clone(os.Version)}] = struct{}{}
+			}
+		}
+		for i, val := range [...]string{a.DeviceName, a.DeviceManufacturer, a.DeviceLocale,
+			a.NetworkProvider, a.NetworkType, a.NetworkGeneration} {
+			if _, ok := sets[i][val]; !ok && val != "" {
+				sets[i][strings.Clone(val)] = struct{}{}
+			}
+		}
+		for _, u := range e.UserDefined {
+			k := model.UDKey{Key: u.Key, Type: u.Type.String()}
+			if _, ok := udKeys[k]; !ok {
+				k.Key = strings.Clone(k.Key)
+				udKeys[k] = struct{}{}
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return model.FilterValues{}, fmt.Errorf("badgerevents: filter values of app %s: %w", app, err)
@@ -702,8 +728,13 @@ func (s *Store) SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(se
 	walks := map[uuid.UUID][]model.WalkEvent{}
 	strs := interner{}
 	var v rowView
+	// A group's sessions are selected by its issue events: the issue index has them all.
+	sel := window{lo: q.From, hi: q.To, issues: q.GroupID != ""}
+	if err := s.useIndex(ctx, &sel); err != nil {
+		return fmt.Errorf("badgerevents: session walks of app %s: %w", q.App, err)
+	}
 	err := s.db.View(func(txn *badger.Txn) error {
-		err := scan(ctx, txn, q.App, window{lo: q.From, hi: q.To}, func(ts int64, id, val []byte) (bool, error) {
+		err := scan(ctx, txn, q.App, sel, func(ts int64, id, val []byte) (bool, error) {
 			if err := v.head(ts, id, val); err != nil {
 				return false, rowErr(ts, id, err)
 			}
@@ -764,53 +795,67 @@ func (s *Store) SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(se
 }
 
 // PathSessions returns the events of the sessions with the group's latest issues; see
-// sinks.Analytics. One descending scan over all of the app's rows finds each session's latest
-// issue event of the group and class (the first one it meets) and from there collects that
-// session's events, up to steps of them, until it has n sessions with steps events each or
-// runs out of rows.
+// sinks.Analytics. A descending scan of the issue index selects the first n sessions met, each
+// with its latest issue event of the group and class (its start); one descending scan of the
+// app's rows from the newest start on then collects each session's events from its start back,
+// up to steps of them, until every session has steps events or the rows run out.
 func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.IssueClass, groupID string, n, steps int) ([][]model.Event, error) {
 	out := [][]model.Event{}
 	if n <= 0 || steps <= 0 || groupID == "" {
 		return out, nil
 	}
-	found := map[uuid.UUID]int{} // session → index in out
-	full := 0                    // sessions with steps events
+	found := map[uuid.UUID]int{} // session → index in starts and out
+	var starts []model.EventKey
 	var v rowView
-	err := s.db.View(func(txn *badger.Txn) error {
-		return scan(ctx, txn, app, window{lo: minTime, open: true, reverse: true}, func(ts int64, id, val []byte) (bool, error) {
-			if err := v.head(ts, id, val); err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			i, ok := found[v.e.SessionID]
-			switch {
-			case ok:
-				if len(out[i]) == steps || model.IsSample(v.e.Type) {
+	sel := window{lo: minTime, open: true, reverse: true, issues: true}
+	err := s.useIndex(ctx, &sel)
+	if err == nil {
+		err = s.db.View(func(txn *badger.Txn) error {
+			err := scan(ctx, txn, app, sel, func(ts int64, id, val []byte) (bool, error) {
+				if err := v.head(ts, id, val); err != nil {
+					return false, rowErr(ts, id, err)
+				}
+				if _, ok := found[v.e.SessionID]; ok || !v.isIssueType() {
 					return true, nil
 				}
-			case len(out) < n && v.isIssueType():
 				if err := v.rest(false); err != nil {
 					return false, rowErr(ts, id, err)
 				}
 				if v.e.Facts.GroupID != groupID || model.ClassOf(v.e.Type, &v.e.Facts) != class {
 					return true, nil
 				}
-				i = len(out)
-				found[v.e.SessionID] = i
+				found[v.e.SessionID] = len(starts)
+				starts = append(starts, model.EventKey{Timestamp: ts, ID: v.e.ID})
+				return len(starts) < n, nil
+			})
+			if err != nil || len(starts) == 0 {
+				return err
+			}
+			for range starts {
 				out = append(out, make([]model.Event, 0, min(steps, 64)))
-			default:
-				return true, nil
 			}
-			e, err := fullEvent(app, ts, id, val)
-			if err != nil {
-				return false, rowErr(ts, id, err)
-			}
-			out[i] = append(out[i], e)
-			if len(out[i]) == steps {
-				full++
-			}
-			return full < n, nil
+			full := 0 // sessions with steps events
+			w := window{lo: minTime, open: true, reverse: true, start: append(timeKey(nil, starts[0].Timestamp), starts[0].ID[:]...)}
+			return scan(ctx, txn, app, w, func(ts int64, id, val []byte) (bool, error) {
+				if err := v.head(ts, id, val); err != nil {
+					return false, rowErr(ts, id, err)
+				}
+				i, ok := found[v.e.SessionID]
+				if !ok || len(out[i]) == steps || model.IsSample(v.e.Type) || afterKey(&starts[i], ts, v.e.ID) {
+					return true, nil
+				}
+				e, err := fullEvent(app, ts, id, val)
+				if err != nil {
+					return false, rowErr(ts, id, err)
+				}
+				out[i] = append(out[i], e)
+				if len(out[i]) == steps {
+					full++
+				}
+				return full < len(out), nil
+			})
 		})
-	})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("badgerevents: path sessions of app %s, group %s: %w", app, groupID, err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
 )
@@ -30,25 +28,23 @@ func (s *Store) IssueDistribution(ctx context.Context, q *model.IssueQuery) (mod
 	var counts []uint64
 	strs := interner{}
 	var v rowView
-	err := s.db.View(func(txn *badger.Txn) error {
-		return scan(ctx, txn, q.App, window{lo: q.From, hi: q.To}, func(ts int64, id, val []byte) (bool, error) {
-			if ok, err := v.issueMatch(ts, id, val, q); !ok {
-				return err == nil, err
+	err := s.scanView(ctx, q.App, window{lo: q.From, hi: q.To, issues: true}, func(ts int64, id, val []byte) (bool, error) {
+		if ok, err := v.issueMatch(ts, id, val, q); !ok {
+			return err == nil, err
+		}
+		for _, attr := range model.DistAttrs {
+			first, second := attr.Parts(&v.e.Attribute)
+			k := key{attr, first, second}
+			i, ok := idx[k]
+			if !ok {
+				k.first, k.second = strs.get(first), strs.get(second)
+				i = len(keys)
+				idx[k] = i
+				keys, counts = append(keys, k), append(counts, 0)
 			}
-			for _, attr := range model.DistAttrs {
-				first, second := attr.Parts(&v.e.Attribute)
-				k := key{attr, first, second}
-				i, ok := idx[k]
-				if !ok {
-					k.first, k.second = strs.get(first), strs.get(second)
-					i = len(keys)
-					idx[k] = i
-					keys, counts = append(keys, k), append(counts, 0)
-				}
-				counts[i]++
-			}
-			return true, nil
-		})
+			counts[i]++
+		}
+		return true, nil
 	})
 	if err != nil {
 		return model.Distribution{}, fmt.Errorf("badgerevents: issue distribution of app %s: %w", q.App, err)

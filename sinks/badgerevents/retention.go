@@ -83,7 +83,9 @@ func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, 
 
 // tryDelete deletes, in one transaction, the rows from the key `from` up to (not including)
 // the key `bound`: at most limit rows, and as many as the transaction's size limits allow. It
-// returns the key to resume from (nil when it reached bound) and how many rows it took.
+// returns the key to resume from (nil when it reached bound) and how many rows it took. An event
+// row of an issue type goes with its copy in the issue index; the row's type is read from its
+// value, so rows without a copy leave no tombstone in the index.
 func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte, limit int64) ([]byte, int64, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
@@ -94,21 +96,38 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 	// Deleted keys must stay untouched until Commit; they live in one arena (a reallocation
 	// leaves the earlier slices on the old array, which nothing writes again).
 	keys := make([]byte, 0, 64<<10)
+	var v rowView
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
 	for it.Seek(from); it.Valid(); it.Next() {
-		// Item adds the row to the transaction's reads: a concurrent rewrite of it conflicts.
-		k := it.Item().Key()
+		// Item adds the row to the transaction's reads: a concurrent rewrite of it conflicts,
+		// and so does an index build that copies it.
+		item := it.Item()
+		k := item.Key()
 		if bytes.Compare(k, bound) >= 0 {
 			break
 		}
 		id := k[len(head)+8:]
 		ikLen := len(prefix) + 1 + 16 + len(id)
-		need := entrySize(len(k), 0) + entrySize(ikLen, 0)
-		if n > 0 && (n >= limit || count+2 > maxCount || size+need > maxSize) {
+		need, cnt := entrySize(len(k), 0)+entrySize(ikLen, 0), int64(2)
+		// A row whose value cannot be read may have a copy: it is deleted blindly.
+		issue := false
+		if prefix == badgerdb.PrefixEvents {
+			if err := item.Value(func(val []byte) error {
+				var err error
+				issue, err = v.issueRow(val)
+				return err
+			}); err != nil {
+				issue = true
+			}
+		}
+		if issue {
+			need, cnt = need+entrySize(len(k), 0), cnt+1
+		}
+		if n > 0 && (n >= limit || count+cnt > maxCount || size+need > maxSize) {
 			next = append([]byte(nil), k...)
 			break
 		}
-		count, size, n = count+2, size+need, n+1
+		count, size, n = count+cnt, size+need, n+1
 		start := len(keys)
 		keys = append(keys, k...)
 		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
@@ -120,6 +139,14 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
 			it.Close()
 			return nil, n, err
+		}
+		if issue {
+			start = len(keys)
+			keys = appendIssueKey(keys, app, getTime(k[len(head):]), id)
+			if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+				it.Close()
+				return nil, n, err
+			}
 		}
 	}
 	it.Close()

@@ -30,7 +30,8 @@ func smallDB(t testing.TB) *badger.DB {
 }
 
 // checkConsistent fails unless the app's events have as many rows as index entries, every
-// index entry points at its row, and Count says that number; it returns the number.
+// index entry points at its row, Count says that number, and the issue index is exact (in
+// every app); it returns the number.
 func checkConsistent(t *testing.T, db *badger.DB, s *Store, app uuid.UUID) int {
 	t.Helper()
 	rows := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagRow, app))
@@ -62,6 +63,7 @@ func checkConsistent(t *testing.T, db *badger.DB, s *Store, app uuid.UUID) int {
 	if rows != idx || int64(rows) != n {
 		t.Fatalf("%d rows, %d index entries, Count %d: want all equal", rows, idx, n)
 	}
+	checkIssueIndex(t, db)
 	return rows
 }
 

@@ -7,6 +7,17 @@
 //	P i <app> <id>            → <time 8B>       id index: Event/Span are two point lookups
 //	P c <app> <16B random>    → uvarint delta   rows added, summed by Count
 //	P d <app> <16B random>    → uvarint delta   rows deleted (DeleteBefore), subtracted by Count
+//	ev/ x <app> <time 8B> <id> → the row        issue index: a copy of each exception and anr row
+//	ev/ m issue-index v1       → empty          marker: every issue row has its copy
+//
+// The issue index exists because issue queries (the crash and ANR group lists, their events,
+// distributions, filter values and paths) need only exception and anr rows, about 1% of real
+// traffic: scanning all rows of a window to skip the other 99% made a group list over 1M events
+// take seconds. Each copy is a whole row value, so the same decoder reads both ranges, and it is
+// written, moved and deleted in the transaction that writes, moves or deletes its row; Count and
+// Usage never read it. Stores written before the index have no marker: the index is built from
+// their rows once (Open, or the first issue query; see index.go), and until then issue queries
+// read all rows as before.
 //
 // The one-byte tags keep the three kinds apart whatever bytes an app id starts with. Times are
 // big-endian with the sign bit flipped so negative times sort before positive ones. Event ids
@@ -44,12 +55,15 @@ import (
 
 // Store is the Badger EventStore. It does not own the DB.
 type Store struct {
-	db *badger.DB
+	db    *badger.DB
+	index issueIndex
 }
 
 var _ sinks.EventStore = (*Store)(nil)
 
-// New returns a store over the node's shared database.
+// New returns a store over the node's shared database. A store written before the issue index
+// gets it built by its first issue query (which other issue queries do not wait for: they read
+// all rows meanwhile); Open builds it before it returns.
 func New(db *badger.DB) *Store { return &Store{db: db} }
 
 const (
@@ -57,6 +71,7 @@ const (
 	tagIdx   = 'i'
 	tagCount = 'c'
 	tagDel   = 'd'
+	tagIssue = 'x' // events only: the issue index
 	// maxConflictRetries bounds retries of one transaction that lost a race with a concurrent
 	// writer of the same ids; each retry reads a newer snapshot, so a handful suffices.
 	maxConflictRetries = 50
@@ -66,10 +81,11 @@ const (
 
 // row is one encoded event or span, ready to write.
 type row struct {
-	app uuid.UUID
-	ts  int64
-	id  []byte // 16 bytes of an event id, or a span id's bytes
-	val []byte
+	app   uuid.UUID
+	ts    int64
+	id    []byte // 16 bytes of an event id, or a span id's bytes
+	val   []byte
+	issue bool // an event of an issue type: the row has a copy in the issue index
 }
 
 func putTime(b []byte, ts int64) { binary.BigEndian.PutUint64(b, uint64(ts)^(1<<63)) }
@@ -82,7 +98,17 @@ func appendHead(b []byte, prefix string, tag byte, app uuid.UUID) []byte {
 }
 
 func appendRowKey(b []byte, prefix string, app uuid.UUID, ts int64, id []byte) []byte {
-	b = appendHead(b, prefix, tagRow, app)
+	return appendTimeKey(b, prefix, tagRow, app, ts, id)
+}
+
+// appendIssueKey is the key of an event row's copy in the issue index.
+func appendIssueKey(b []byte, app uuid.UUID, ts int64, id []byte) []byte {
+	return appendTimeKey(b, badgerdb.PrefixEvents, tagIssue, app, ts, id)
+}
+
+// appendTimeKey is a key of a time-ordered range: rows (tagRow) or the issue index (tagIssue).
+func appendTimeKey(b []byte, prefix string, tag byte, app uuid.UUID, ts int64, id []byte) []byte {
+	b = appendHead(b, prefix, tag, app)
 	var t [8]byte
 	putTime(t[:], ts)
 	b = append(b, t[:]...)
@@ -104,7 +130,7 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 		arena = append(arena, e.ID[:]...)
 		arena = appendEvent(arena, e)
 		b := arena[start:len(arena):len(arena)]
-		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:]}
+		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:], issue: isIssueType(e.Type)}
 	}
 	if err := s.write(ctx, badgerdb.PrefixEvents, rows); err != nil {
 		return fmt.Errorf("badgerevents: write %d events: %w", len(events), err)
@@ -188,13 +214,20 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	n := 0
 	for ; n < len(rows); n++ {
 		r := &rows[n]
-		rkLen := len(prefix) + 1 + 16 + 8 + len(r.id)
-		// Worst case per row: set row, set index, delete a row stored under another time.
-		need := 2*entrySize(rkLen, len(r.val)) + entrySize(rkLen-8, 8)
-		if n > 0 && (count+3 > maxCount || size+need > maxSize) {
+		rkLen := len(prefix) + 1 + 16 + 8 + len(r.id) // row and issue keys alike
+		// Worst case per row: set row, set index, delete a row stored under another time, and
+		// for events delete the old row's issue copy; an issue row adds its own copy.
+		need, cnt := 2*entrySize(rkLen, len(r.val))+entrySize(rkLen-8, 8), int64(3)
+		if prefix == badgerdb.PrefixEvents {
+			need, cnt = need+entrySize(rkLen, 0), cnt+1
+		}
+		if r.issue {
+			need, cnt = need+entrySize(rkLen, len(r.val)), cnt+1
+		}
+		if n > 0 && (count+cnt > maxCount || size+need > maxSize) {
 			break
 		}
-		count, size = count+3, size+need
+		count, size = count+cnt, size+need
 
 		start := len(keys)
 		keys = appendIdxKey(keys, prefix, r.app, r.id)
@@ -225,6 +258,11 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 					return 0, err
 				}
 			}
+			if prefix == badgerdb.PrefixEvents && (old != r.ts || !r.issue) {
+				if keys, err = deleteIssueCopy(txn, keys, r.app, old, r.id); err != nil {
+					return 0, err
+				}
+			}
 		}
 		start = len(keys)
 		keys = appendRowKey(keys, prefix, r.app, r.ts, r.id)
@@ -238,6 +276,13 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		if err := txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)]); err != nil {
 			return 0, err
 		}
+		if r.issue {
+			start = len(keys)
+			keys = appendIssueKey(keys, r.app, r.ts, r.id)
+			if err := txn.Set(keys[start:len(keys):len(keys)], r.val); err != nil {
+				return 0, err
+			}
+		}
 	}
 	for _, d := range deltas {
 		if err := txn.Set(countKey(prefix, tagCount, d.app), binary.AppendUvarint(nil, uint64(d.n))); err != nil {
@@ -245,6 +290,22 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		}
 	}
 	return n, txn.Commit()
+}
+
+// deleteIssueCopy deletes the issue index's copy of the event row stored at ts, if it has one.
+// It reads the copy rather than deleting blindly: rewriting a row that is no issue then writes
+// no tombstone into the index, and the read makes a concurrent index build that copies the
+// row conflict with this rewrite. The key goes to keys, which it returns.
+func deleteIssueCopy(txn *badger.Txn, keys []byte, app uuid.UUID, ts int64, id []byte) ([]byte, error) {
+	start := len(keys)
+	keys = appendIssueKey(keys, app, ts, id)
+	xk := keys[start:len(keys):len(keys)]
+	if _, err := txn.Get(xk); errors.Is(err, badger.ErrKeyNotFound) {
+		return keys, nil
+	} else if err != nil {
+		return keys, err
+	}
+	return keys, txn.Delete(xk)
 }
 
 type appDelta struct {

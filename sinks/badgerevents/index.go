@@ -1,0 +1,181 @@
+package badgerevents
+
+// The issue index (tagIssue, see the package comment) of stores written before it: built from
+// their rows once, in bounded transactions, then marked complete.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/svc-dev/svc/sinks/badgerdb"
+)
+
+// issueMarker says that every issue row of the store has its copy in the issue index.
+var issueMarker = []byte(badgerdb.PrefixEvents + "m" + "issue-index v1")
+
+// indexChunk bounds the rows one build transaction reads, and so its conflict-tracking set.
+const indexChunk = 1 << 16
+
+// issueIndex is what a Store knows of the issue index.
+type issueIndex struct {
+	ready atomic.Bool // the marker is set: issue queries read the index
+	mu    sync.Mutex  // held while checking the marker or building
+	// resume is the row key an interrupted build of this Store goes on from (nil: the start).
+	// The rows before it have their copies, and writes keep them: the work is not redone.
+	resume []byte
+}
+
+// Open returns a store over the node's shared database with its issue index complete: a store
+// written before the index gets it built first, which reads every event row once.
+func Open(ctx context.Context, db *badger.DB) (*Store, error) {
+	s := New(db)
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	if err := s.buildIssueIndex(ctx); err != nil {
+		return nil, fmt.Errorf("badgerevents: issue index: %w", err)
+	}
+	return s, nil
+}
+
+// issuesIndexed says whether issue queries can read the issue index (else they read all rows).
+// The first call of a Store checks the marker and builds the index if it is missing; calls
+// meanwhile answer false rather than wait.
+func (s *Store) issuesIndexed(ctx context.Context) (bool, error) {
+	if s.index.ready.Load() {
+		return true, nil
+	}
+	if !s.index.mu.TryLock() {
+		return false, nil
+	}
+	defer s.index.mu.Unlock()
+	if err := s.buildIssueIndex(ctx); err != nil {
+		return false, fmt.Errorf("issue index: %w", err)
+	}
+	return true, nil
+}
+
+// buildIssueIndex, with index.mu held, copies every issue row that has no copy yet, then sets
+// the marker. Copies are writes like any other: a writer or deletion racing a build transaction
+// on the same row conflicts with it (the build reads the row, the writer reads its copy), and
+// copying a row twice stores it once. A build that stops (an error, a closed process) resumes
+// or restarts later.
+func (s *Store) buildIssueIndex(ctx context.Context) error {
+	if s.index.ready.Load() {
+		return nil
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(issueMarker)
+		return err
+	})
+	if err == nil {
+		s.index.ready.Store(true)
+		return nil
+	}
+	if !errors.Is(err, badger.ErrKeyNotFound) {
+		return err
+	}
+	head := append([]byte(badgerdb.PrefixEvents), tagRow)
+	from := s.index.resume
+	if from == nil {
+		from = head
+	}
+	limit := indexChunk
+	for attempt := 0; from != nil; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		next, err := s.tryIndexIssues(head, from, limit)
+		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
+			attempt++
+			limit = max(limit/2, 1)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		from, attempt, limit = next, 0, min(limit*2, indexChunk)
+		s.index.resume = next
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(issueMarker, nil) }); err != nil {
+		return err
+	}
+	s.index.ready.Store(true)
+	return nil
+}
+
+// tryIndexIssues copies, in one transaction, the issue rows among the event rows (of every app)
+// from the key `from`: at most limit rows read, and as many copies as the transaction's size
+// limits allow. It returns the key to resume from, nil at the end.
+func (s *Store) tryIndexIssues(head, from []byte, limit int) ([]byte, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	maxCount := s.db.MaxBatchCount()*9/10 - 1
+	maxSize := s.db.MaxBatchSize()*9/10 - 64
+	var count, size int64
+	var next []byte
+	// Keys and values set must stay untouched until Commit; they live in one arena (a
+	// reallocation leaves the earlier slices on the old array, which nothing writes again).
+	arena := make([]byte, 0, 64<<10)
+	var v rowView
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
+	n := 0
+	for it.Seek(from); it.Valid(); it.Next() {
+		// Item adds the row to the transaction's reads: a concurrent rewrite or deletion of
+		// it conflicts, so no copy outlives its row.
+		item := it.Item()
+		k := item.Key()
+		if n >= limit {
+			next = append([]byte(nil), k...)
+			break
+		}
+		if len(k) != len(head)+16+8+idLen {
+			it.Close()
+			return nil, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
+		}
+		var val []byte
+		if err := item.Value(func(b []byte) error {
+			issue, err := v.issueRow(b)
+			if issue {
+				start := len(arena)
+				arena = append(arena, b...)
+				val = arena[start:len(arena):len(arena)]
+			}
+			return err
+		}); err != nil {
+			it.Close()
+			return nil, rowErr(getTime(k[len(head)+16:]), k[len(head)+16+8:], err)
+		}
+		if val != nil {
+			need := entrySize(len(k), len(val))
+			if n > 0 && (count+1 > maxCount || size+need > maxSize) {
+				next = append([]byte(nil), k...)
+				break
+			}
+			count, size = count+1, size+need
+			start := len(arena)
+			arena = append(arena, k...)
+			xk := arena[start:len(arena):len(arena)]
+			xk[len(badgerdb.PrefixEvents)] = tagIssue
+			if err := txn.Set(xk, val); err != nil {
+				it.Close()
+				return nil, err
+			}
+		}
+		n++
+	}
+	it.Close()
+	return next, txn.Commit()
+}
+
+// issueRow says whether an encoded event row is of an issue type (has a copy in the index).
+func (v *rowView) issueRow(val []byte) (bool, error) {
+	if err := v.head(0, nil, val); err != nil {
+		return false, err
+	}
+	return v.isIssueType(), nil
+}
