@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,6 +18,7 @@ import (
 // corpus is the fixture request bodies loadgen replays, each also decoded once (events with
 // their Facts), so that every part of the ingest path can be measured on the same data.
 type corpus struct {
+	names   []string // file names
 	bodies  [][]byte
 	batches []model.Batch
 	items   []int64 // events + spans of each body
@@ -45,6 +47,7 @@ func loadCorpus(dir string) (*corpus, error) {
 			b.Events[i].Facts = model.DeriveFacts(&b.Events[i])
 		}
 		latest, earliest := itemTimes(&b)
+		c.names = append(c.names, filepath.Base(p))
 		c.bodies = append(c.bodies, body)
 		c.batches = append(c.batches, b)
 		c.items = append(c.items, int64(len(b.Events)+len(b.Spans)))
@@ -92,6 +95,23 @@ func (c *corpus) totalItems() (n int64) {
 // loadgen does.
 func (c *corpus) itemsPerRequest() float64 {
 	return float64(c.totalItems()) / float64(len(c.bodies))
+}
+
+// oneSessionEvent names the smallest body of one event with a session id and no span: replayed
+// with fresh ids, each request of it starts one new session actor on the node, at the least
+// cost to send.
+func (c *corpus) oneSessionEvent() (string, error) {
+	best := -1
+	for i, b := range c.batches {
+		if len(b.Events) == 1 && len(b.Spans) == 0 && b.Events[0].SessionID != uuid.Nil &&
+			(best < 0 || len(c.bodies[i]) < len(c.bodies[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", errors.New("no body of the corpus has exactly one event with a session id and no span")
+	}
+	return c.names[best], nil
 }
 
 // widest is the longest time between a body's earliest event and its latest item: how far

@@ -49,6 +49,7 @@ type config struct {
 	skipMemory  bool
 	skipQueries bool
 	queryEvents int64
+	sessions    int
 	query       queryOpts
 }
 
@@ -63,13 +64,14 @@ func run() int {
 	flag.BoolVar(&c.write, "write", true, "write the table into -doc (or -out)")
 	flag.BoolVar(&c.skipMemory, "skip-memory", false, "do not run the session actor memory benchmark")
 	flag.BoolVar(&c.skipQueries, "skip-queries", false, "do not measure the dashboard queries (d)")
-	flag.Int64Var(&c.queryEvents, "query-events", 0, "before (c)'s queries, top the ClickHouse store up to this many events with synthetic copies of the corpus events (0 = no top-up)")
+	flag.Int64Var(&c.queryEvents, "query-events", targetEvents, "before each store's queries, top it up to this many events with synthetic copies of the corpus events, node stopped (0 = no top-up)")
+	flag.IntVar(&c.sessions, "sessions", targetSessions, "live session actors (f) starts on its node before the flat-out load")
 	flag.IntVar(&c.query.requests, "query-requests", 300, "timed requests per dashboard query")
 	flag.IntVar(&c.query.warmup, "query-warmup", 20, "untimed requests before them")
 	flag.DurationVar(&c.query.maxTime, "query-max-time", time.Minute, "a dashboard query stops early, with fewer requests, past this")
 	flag.Parse()
-	if c.query.requests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: -query-requests must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
+	if c.query.requests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 || c.sessions < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -query-requests and -sessions must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
 		return 2
 	}
 	if c.seconds < 2 {
@@ -206,7 +208,7 @@ func bench(ctx context.Context, c config) error {
 	}
 
 	step("(b) end to end, embedded store")
-	if r.embedded, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "embedded", nil, nil); err != nil {
+	if r.embedded, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "embedded", nil, openBadgerSink); err != nil {
 		return err
 	}
 	cpuProf := filepath.Join(out, "embedded-cpu.pprof")
@@ -224,14 +226,8 @@ func bench(ctx context.Context, c config) error {
 	} else {
 		step("(c) end to end, ClickHouse + PostgreSQL")
 		chVersion = clickhouseVersion(ctx, chDSN)
-		var topUp func(app uuid.UUID, have int64) error
-		if c.queryEvents > 0 {
-			topUp = func(app uuid.UUID, have int64) error {
-				return topUpClickHouse(ctx, corp, chDSN, app, have, c.queryEvents)
-			}
-		}
 		if r.production, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "production",
-			[]string{"SVC_CLICKHOUSE_DSN=" + chDSN, "SVC_POSTGRES_DSN=" + pgDSN}, topUp); err != nil {
+			[]string{"SVC_CLICKHOUSE_DSN=" + chDSN, "SVC_POSTGRES_DSN=" + pgDSN}, clickHouseSink(chDSN)); err != nil {
 			return err
 		}
 	}
@@ -239,8 +235,8 @@ func bench(ctx context.Context, c config) error {
 	if c.skipMemory {
 		r.memoryWhy = "not run (-skip-memory)"
 	} else {
-		step("(f) node RSS around a flat-out load, embedded")
-		if r.memory, err = measureMemory(ctx, c, root, svcBin, lgBin); err != nil {
+		step(fmt.Sprintf("(f) node RSS flat out with %s live sessions, embedded", thousands(float64(c.sessions))))
+		if r.memory, err = measureMemory(ctx, c, corp, root, svcBin, lgBin); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -338,11 +334,11 @@ func cpuTime() time.Duration {
 }
 
 // endToEnd starts a fresh node, creates a user and an app, runs loadgen flat out (taking CPU and
-// heap profiles of the node meanwhile), then at half the measured request rate, times the
-// dashboard queries on what loadgen sent (after topUp, when given, has added to the store), and
-// stops the node.
+// heap profiles of the node meanwhile), then at half the measured request rate, tops the store
+// up to c.queryEvents with synthetic copies written through sink (fillStore: the node is
+// restarted around it), times the dashboard queries, and stops the node.
 func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, out, label string, storeEnv []string,
-	topUp func(app uuid.UUID, have int64) error) (*e2e, error) {
+	sink func(context.Context, string) (*eventSink, error)) (*e2e, error) {
 	dataDir, err := os.MkdirTemp("", "svc-bench-"+label+"-")
 	if err != nil {
 		return nil, err
@@ -352,7 +348,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	if err != nil {
 		return nil, err
 	}
-	defer n.stop()
+	defer func() { _ = n.stop() }() // the node serving at the end: the top-up restarts it
 	fmt.Printf("node on %s (admin %s), data in %s\n", n.addr, n.admin, dataDir)
 
 	u, a, err := benchApp(ctx, root, svcBin, n, dataDir)
@@ -366,13 +362,9 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		if rate > 0 {
 			args = append(args, "-rate", strconv.FormatFloat(rate, 'f', 1, 64))
 		}
-		b, runErr := output(ctx, root, baseEnv(), lgBin, args...)
-		var s summary
-		if err := json.Unmarshal(b, &s); err != nil {
-			return s, fmt.Errorf("loadgen summary: %v (run: %v)", err, runErr)
-		}
-		if runErr != nil { // failures are reported in the table, not fatal
-			fmt.Fprintf(os.Stderr, "bench: loadgen: %v\n", runErr)
+		s, err := runLoadgen(ctx, root, lgBin, args...)
+		if err != nil {
+			return s, err
 		}
 		fmt.Printf("%s items/s, %.1f batches/s, p50 %.1f p90 %.1f p99 %.1f ms, %d failed, status %v\n",
 			thousands(s.ItemsPerSec), s.BatchesPerSec, s.Latency.P50, s.Latency.P90, s.Latency.P99, s.Failed, s.Status)
@@ -428,19 +420,46 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return nil, err
 	}
 	d := &dashboard{base: "http://" + n.addr, token: tok["access_token"], team: u["own_team_id"], app: a["app_id"],
-		client: &http.Client{Timeout: 2 * time.Minute}}
-	d.from, d.to = QueryWindow(time.Now(), sendStart, corp.widest())
+		client: &http.Client{Timeout: 2 * time.Minute}, windows: map[int][2]string{}}
+	now := time.Now()
+	from7, to7 := QueryWindow(now, sendStart, corp.widest())
+	from30, to30 := LastDays(now, 30)
+	d.windows[7], d.windows[30] = [2]string{from7, to7}, [2]string{from30, to30}
 	fmt.Printf("loadgen moved each replay's latest item to its send time; the widest body spans %s\n", corp.widest().Round(time.Second))
-	var fill func(have int64) error
-	if topUp != nil {
+	var fill func(have int64) (*fillRun, error)
+	if c.queryEvents > 0 {
 		app, err := uuid.Parse(a["app_id"])
 		if err != nil {
 			return nil, fmt.Errorf("create-app answer: %w", err)
 		}
-		fill = func(have int64) error { return topUp(app, have) }
+		fill = func(have int64) (*fillRun, error) {
+			if have >= c.queryEvents {
+				return nil, nil
+			}
+			next, f, err := fillStore(ctx, n, root, svcBin, storeEnv, corp, app, have, c.queryEvents, sink)
+			if err != nil {
+				return nil, err
+			}
+			n, d.base = next, "http://"+next.addr
+			return f, nil
+		}
 	}
 	e.queries = runQueries(ctx, d, c.query, fill)
 	return &e, nil
+}
+
+// runLoadgen runs loadgen with args (which ask for -json) against a node and returns its
+// summary. Failed requests are reported in the table, not fatal: only a missing summary is.
+func runLoadgen(ctx context.Context, root, lgBin string, args ...string) (summary, error) {
+	b, runErr := output(ctx, root, baseEnv(), lgBin, args...)
+	var s summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("loadgen summary: %w (run: %v)", err, runErr)
+	}
+	if runErr != nil {
+		fmt.Fprintf(os.Stderr, "bench: loadgen: %v\n", runErr)
+	}
+	return s, nil
 }
 
 // adminCall runs `svc admin args…` against node n and returns its JSON answer.

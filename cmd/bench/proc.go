@@ -48,11 +48,14 @@ type node struct {
 
 var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\S+)\)`)
 
-// startNode starts svc serve on free loopback ports with a fresh data directory and waits for
-// its "listening" line. extra holds the environment's store settings (empty = embedded).
+// startNode starts svc serve on free loopback ports with data directory dataDir and waits for
+// its "listening" line: up to 15 minutes, as a node restarted on 10M events first rebuilds its
+// app aggregates from the store. extra holds the environment's store settings (empty =
+// embedded). Dashboard requests may take 2 minutes (the dashboard client's timeout) rather than
+// the default 30 s, so a slow store query is measured rather than answered 503.
 func startNode(ctx context.Context, root, svcBin, dataDir string, extra []string) (*node, error) {
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dataDir,
-		"--ingest-rate-limit", "100000000", "--rate-limit-user", "100000000", "--log-level", "warn"}
+		"--ingest-rate-limit", "100000000", "--rate-limit-user", "100000000", "--request-timeout", "2m", "--log-level", "warn"}
 	cmd := command(ctx, root, append(baseEnv(), extra...), svcBin, args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -79,28 +82,35 @@ func startNode(ctx context.Context, root, svcBin, dataDir string, extra []string
 	case l := <-lines:
 		m := listenLine.FindStringSubmatch(l)
 		if m == nil {
-			n.stop()
+			_ = n.stop()
 			return nil, fmt.Errorf("svc serve: unexpected first line %q", l)
 		}
 		n.addr, n.admin = m[1], m[2]
 		return n, nil
 	case <-n.exited:
 		return nil, errors.New("svc serve exited at start")
-	case <-time.After(2 * time.Minute):
-		n.stop()
-		return nil, errors.New("svc serve did not start in 2 minutes")
+	case <-time.After(15 * time.Minute):
+		_ = n.stop()
+		return nil, errors.New("svc serve did not start in 15 minutes")
 	}
 }
 
-// stop sends the node's group SIGTERM and, after 30 s, SIGKILL; it returns once the node is gone.
-func (n *node) stop() {
+// stop sends the node's group SIGTERM and, past the node's shutdown timeout (30 s) and some
+// slack, SIGKILL; it returns once the node is gone, with an error when it did not end by itself
+// with status 0 (a fill must not open a store the node left mid-write).
+func (n *node) stop() error {
 	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-n.exited:
-	case <-time.After(30 * time.Second):
+	case <-time.After(45 * time.Second):
 		_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
 		<-n.exited
+		return errors.New("svc serve did not stop within 45 s of SIGTERM; killed")
 	}
+	if st := n.cmd.ProcessState; st != nil && !st.Success() {
+		return fmt.Errorf("svc serve stopped with %s", st)
+	}
+	return nil
 }
 
 // baseEnv is our environment without svc's own settings, so the embedded node does not pick up

@@ -147,17 +147,19 @@ func ReplaceSection(doc, section string) (string, error) {
 	return doc[:i] + block + doc[j+len(endMarker):], nil
 }
 
-// Issue-4 targets.
+// Issue-17 targets, on 2 cores with loadgen on the same cores.
 const (
-	targetEmbedded   = 60_000 // items/s end to end, embedded store
-	targetProduction = 40_000 // items/s end to end, ClickHouse + PostgreSQL
-	targetP99ms      = 25     // p99 of a ~100-item batch at half the maximum rate
-	targetEfficiency = 0.75
-	targetActorBytes = 512 << 20 // 100k live session actors
-	targetLiveP99ms  = 1         // live dashboard answers
-	targetStoreP95ms = 150       // store-backed group list, on targetEvents events
-	targetEvents     = 10_000_000
-	cores            = 2
+	targetEmbedded     = 60_000 // items/s end to end, embedded store, flat out
+	targetProduction   = 45_000 // items/s end to end, ClickHouse + PostgreSQL, flat out
+	targetEfficiency   = 0.75   // flat-out rate ÷ the CPU-budget ceiling of the parts, both setups
+	targetP99ms        = 10     // p99 of 50–149-item batches at half the flat-out rate, both setups
+	targetLiveP99ms    = 1      // every live dashboard answer over HTTP
+	targetGroupsP95ms  = 150    // crash group list from the store, 7 and 30 days, on targetEvents events
+	targetJourneyP95ms = 300    // app journey from the store, 7 days, on targetEvents events
+	targetEvents       = 10_000_000
+	targetRSS          = 1_000_000_000 // node RSS, flat out with targetSessions live sessions
+	targetSessions     = 100_000
+	cores              = 2
 )
 
 // Percentile is the nearest-rank q-quantile (0 < q ≤ 1) of ds: the smallest value with at
@@ -209,6 +211,14 @@ func QueryWindow(now, sendStart time.Time, widest time.Duration) (from, to strin
 		return "", ""
 	}
 	return day(earliest).Format(time.RFC3339), today.AddDate(0, 0, 1).Format(time.RFC3339)
+}
+
+// LastDays is the explicit window of the last days UTC calendar days, today included, as the
+// dashboard's default one is for 7: [00:00 days-1 days ago, 00:00 tomorrow). Whole days, so a
+// live answer is exact for it too.
+func LastDays(now time.Time, days int) (from, to string) {
+	today := now.UTC().Truncate(24 * time.Hour)
+	return today.AddDate(0, 0, 1-days).Format(time.RFC3339), today.AddDate(0, 0, 1).Format(time.RFC3339)
 }
 
 // perItem is a CPU time per item in microseconds; 0 when nothing was counted.
@@ -336,36 +346,32 @@ func buildRows(r results) []Row {
 		}
 		q := e.queries
 		ev := thousands(float64(q.Events)) + " (usage API)"
+		if f := q.Fill; f != nil {
+			ev += fmt.Sprintf(", %s of them synthetic copies written into %s with the node stopped in %.0f s (%s events/s), then the node restarted in %.0f s (app aggregates rebuilt from the store)",
+				thousands(float64(f.Copies)), f.Store, f.Wall.Seconds(), thousands(f.rate()), f.Restart.Seconds())
+		}
 		if q.EventsErr != "" {
 			ev += "; " + q.EventsErr
 		}
-		rows = append(rows, Row{Figure: tag + ", events in the store", Value: ev + "; window " + q.Window})
+		rows = append(rows, Row{Figure: tag + ", events in the store", Value: ev + "; windows " + q.Window})
 		for _, qr := range q.Queries {
 			row := Row{Figure: tag + ", " + qr.Name}
-			isGroupList := qr.Store && qr.Path != "/journey"
-			switch {
-			case qr.Want == "live":
-				row.Target = fmt.Sprintf("live < %d ms p99", targetLiveP99ms)
-			case isGroupList:
-				row.Target = fmt.Sprintf("store group list < %d ms p95 on %s events", targetStoreP95ms, thousands(targetEvents))
+			g, ok := goalOf(qr.query)
+			if ok {
+				row.Target = g.text
 			}
 			if qr.Err != "" {
-				row.Value, row.Verdict = "failed: "+qr.Err, "–"
-				if row.Target == "" {
-					row.Verdict = ""
+				row.Value = "failed: " + qr.Err
+				if ok {
+					row.Verdict = "–"
 				}
 				rows = append(rows, row)
 				continue
 			}
 			row.Value = fmt.Sprintf("p50 %.2f / p95 %.2f / p99 %.2f ms (%d requests, %s B answer)", msf(qr.P50), msf(qr.P95), msf(qr.P99),
 				qr.Requests, thousands(float64(qr.Bytes)))
-			switch {
-			case qr.Want == "live":
-				row.Verdict = below(msf(qr.P99), targetLiveP99ms)
-			case isGroupList && q.Events < targetEvents:
-				row.Verdict = fmt.Sprintf("not decided (%s events)", thousands(float64(q.Events)))
-			case isGroupList:
-				row.Verdict = below(msf(qr.P95), targetStoreP95ms)
+			if ok {
+				row.Verdict = g.verdict(qr, q.Events)
 			}
 			rows = append(rows, row)
 		}
@@ -381,13 +387,8 @@ func buildRows(r results) []Row {
 		if !ok {
 			continue
 		}
-		row := Row{Figure: fmt.Sprintf("(e) heap per live session actor, %s actors", thousands(float64(n))),
-			Value: fmt.Sprintf("%s B/actor (%.0f MB for %s)", thousands(v), v*float64(n)/1e6, thousands(float64(n)))}
-		if n == 100_000 {
-			row.Target = "100k actors < 512 MB RSS (this is heap only)"
-			row.Verdict = below(v*float64(n), targetActorBytes)
-		}
-		rows = append(rows, row)
+		rows = append(rows, Row{Figure: fmt.Sprintf("(e) heap per live session actor, %s actors", thousands(float64(n))),
+			Value: fmt.Sprintf("%s B/actor (%.0f MB for %s)", thousands(v), v*float64(n)/1e6, thousands(float64(n)))})
 	}
 	if r.recordedMem > 0 {
 		rows = append(rows, Row{Figure: "(e) heap per live session actor, 10,000 sessions shaped like the recorded traffic",
@@ -395,6 +396,44 @@ func buildRows(r results) []Row {
 				thousands(r.recordedMem), r.recordedEvents)})
 	}
 	return append(rows, memoryRows(r.memory, r.memoryWhy)...)
+}
+
+// queryGoal is a dashboard query's issue-17 target: a limit on its p95 or p99 and, for the
+// answers from the store, the store size it holds for.
+type queryGoal struct {
+	text     string
+	limitMs  float64
+	p95      bool // else p99
+	onEvents bool // decided only with targetEvents events in the store
+}
+
+// goalOf says which target a query answers to: every live answer < 1 ms p99; the crash group
+// list from the store < 150 ms p95 (7 and 30 days) and the journey from the store < 300 ms
+// p95, both on 10M events. The error group list has none.
+func goalOf(q query) (queryGoal, bool) {
+	onEvents := " on " + thousands(targetEvents) + " events"
+	switch {
+	case q.Want == "live":
+		return queryGoal{text: fmt.Sprintf("live < %d ms p99", targetLiveP99ms), limitMs: targetLiveP99ms}, true
+	case q.Path == "/crashGroups":
+		return queryGoal{text: fmt.Sprintf("< %d ms p95%s", targetGroupsP95ms, onEvents), limitMs: targetGroupsP95ms, p95: true, onEvents: true}, true
+	case q.Path == "/journey":
+		return queryGoal{text: fmt.Sprintf("< %d ms p95%s", targetJourneyP95ms, onEvents), limitMs: targetJourneyP95ms, p95: true, onEvents: true}, true
+	}
+	return queryGoal{}, false
+}
+
+// verdict decides the goal on a query's figures, the store holding events events: a figure on
+// fewer events than the target's says nothing about it.
+func (g queryGoal) verdict(r queryResult, events int64) string {
+	if g.onEvents && events < targetEvents {
+		return fmt.Sprintf("not decided (%s events)", thousands(float64(events)))
+	}
+	v := r.P99
+	if g.p95 {
+		v = r.P95
+	}
+	return below(msf(v), g.limitMs)
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,12 +112,13 @@ func TestBuildRows(t *testing.T) {
 		embedded: &e2e{
 			full: summary{ItemsPerSec: 20_000, BatchesPerSec: 338, Latency: latency{P50: 11, P90: 57, P99: 163}},
 			half: summary{ItemsPerSec: 10_000, BatchesPerSec: 169, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}},
-			queries: &queryRun{Events: 500_000, Window: "default (the last 7 UTC days)", Queries: []queryResult{
+			queries: &queryRun{Events: 500_000, Window: "7 days: default (the last 7 UTC days)", Queries: []queryResult{
 				{query: dashboardQueries[0], Requests: 300, P50: ms(0.3), P95: ms(0.5), P99: ms(0.8), Bytes: 2253},
 				{query: dashboardQueries[1], Requests: 300, P50: ms(50), P95: ms(100), P99: ms(120), Bytes: 2253},
-				{query: dashboardQueries[2], Requests: 300, P50: ms(0.9), P95: ms(1.1), P99: ms(1.5), Bytes: 15672},
-				{query: dashboardQueries[3], Requests: 300, P50: ms(200), P95: ms(300), P99: ms(400), Bytes: 19000},
-				{query: dashboardQueries[4], Err: "GET /errorGroups: 500 Internal Server Error: {\"error\":\"a|b\"}\n"},
+				{query: dashboardQueries[2], Requests: 300, P50: ms(60), P95: ms(110), P99: ms(130), Bytes: 2253},
+				{query: dashboardQueries[3], Requests: 300, P50: ms(0.9), P95: ms(1.1), P99: ms(1.5), Bytes: 15672},
+				{query: dashboardQueries[4], Requests: 300, P50: ms(200), P95: ms(300), P99: ms(400), Bytes: 19000},
+				{query: dashboardQueries[5], Err: "GET /errorGroups: 500 Internal Server Error: {\"error\":\"a|b\"}\n"},
 			}},
 		},
 		productionWhy: "skipped: run under make bench",
@@ -129,18 +131,19 @@ func TestBuildRows(t *testing.T) {
 		"| part: store insert per row, embedded (Badger) | 100,000 rows in 1.0 s (100,000/s, 10,000-row batches); 9.00 µs CPU per row |",
 		"| part: store insert per row, ClickHouse | failed: no clickhouse-server process |",
 		"| (b) embedded store, flat out | 20,000 items/s, 338 batches/s; p50 11.0 / p90 57.0 / p99 163.0 ms | ≥ 60,000 items/s | no (3.0× short) |",
-		"| (b) embedded store, half rate, p99 of 50–149-item batches | 50.0 ms (40 requests) | < 25 ms | no (2.0× over) |",
+		"| (b) embedded store, half rate, p99 of 50–149-item batches | 50.0 ms (40 requests) | < 10 ms | no (5.0× over) |",
 		"| (b)/(a) embedded store ÷ decode ceiling | 0.100 | – | – |",
 		"| (b) pipeline efficiency, embedded store: end to end ÷ (2 cores ÷ Σ parts) | 0.200 (Σ = 10.00 decode + 1.00 append + 9.00 Badger insert = 20.00 µs CPU per item → ceiling 100,000 items/s) | ≥ 0.75 | no (3.8× short) |",
 		"| (c) ClickHouse + PostgreSQL, flat out | skipped: run under make bench |",
-		"| (d) embedded, events in the store | 500,000 (usage API); window default (the last 7 UTC days) | – | – |",
-		"| (d) embedded, crashGroups, live | p50 0.30 / p95 0.50 / p99 0.80 ms (300 requests, 2,253 B answer) | live < 1 ms p99 | yes |",
-		"| (d) embedded, crashGroups, from the store | p50 50.00 / p95 100.00 / p99 120.00 ms (300 requests, 2,253 B answer) | store group list < 150 ms p95 on 10,000,000 events | not decided (500,000 events) |",
-		"| (d) embedded, journey, live | p50 0.90 / p95 1.10 / p99 1.50 ms (300 requests, 15,672 B answer) | live < 1 ms p99 | no (1.5× over) |",
-		"| (d) embedded, journey, from the store | p50 200.00 / p95 300.00 / p99 400.00 ms (300 requests, 19,000 B answer) | – | – |",
-		"| (d) embedded, errorGroups, from the store | failed: GET /errorGroups: 500 Internal Server Error: {\"error\":\"a\\|b\"} | store group list < 150 ms p95 on 10,000,000 events | – |",
+		"| (d) embedded, events in the store | 500,000 (usage API); windows 7 days: default (the last 7 UTC days) | – | – |",
+		"| (d) embedded, crashGroups, live, 7 days | p50 0.30 / p95 0.50 / p99 0.80 ms (300 requests, 2,253 B answer) | live < 1 ms p99 | yes |",
+		"| (d) embedded, crashGroups, from the store, 7 days | p50 50.00 / p95 100.00 / p99 120.00 ms (300 requests, 2,253 B answer) | < 150 ms p95 on 10,000,000 events | not decided (500,000 events) |",
+		"| (d) embedded, crashGroups, from the store, 30 days | p50 60.00 / p95 110.00 / p99 130.00 ms (300 requests, 2,253 B answer) | < 150 ms p95 on 10,000,000 events | not decided (500,000 events) |",
+		"| (d) embedded, journey, live, 7 days | p50 0.90 / p95 1.10 / p99 1.50 ms (300 requests, 15,672 B answer) | live < 1 ms p99 | no (1.5× over) |",
+		"| (d) embedded, journey, from the store, 7 days | p50 200.00 / p95 300.00 / p99 400.00 ms (300 requests, 19,000 B answer) | < 300 ms p95 on 10,000,000 events | not decided (500,000 events) |",
+		"| (d) embedded, errorGroups, from the store, 7 days | failed: GET /errorGroups: 500 Internal Server Error: {\"error\":\"a\\|b\"} | – | – |",
 		"| (d) ClickHouse + PostgreSQL, dashboard queries | skipped: run under make bench | – | – |",
-		"| (e) heap per live session actor, 100,000 actors | 1,777 B/actor (178 MB for 100,000) | 100k actors < 512 MB RSS (this is heap only) | yes |",
+		"| (e) heap per live session actor, 100,000 actors | 1,777 B/actor (178 MB for 100,000) | – | – |",
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks\n%s\nin\n%s", want, table)
@@ -155,57 +158,151 @@ func TestBuildRows(t *testing.T) {
 }
 
 // TestBuildRowsServerStore covers the ClickHouse side: the server's CPU counts in the insert
-// part, and the store group list is decided once the store holds 10M events.
+// part, and a missing part leaves the efficiency undecided rather than flattering it.
 func TestBuildRowsServerStore(t *testing.T) {
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	prod := func(p95 float64) *e2e {
-		return &e2e{full: summary{ItemsPerSec: 50_000}, half: summary{ItemsPerSec: 25_000},
-			queries: &queryRun{Events: 10_000_000, Window: "default (the last 7 UTC days)", Queries: []queryResult{
-				{query: dashboardQueries[1], Requests: 300, P50: ms(p95 / 2), P95: ms(p95), P99: ms(p95 * 2)},
-			}}}
-	}
 	base := results{decodeItems: 100_000, decodeCPU: time.Second,
 		appendPart: &appendCost{Appends: 1000, Wall: time.Second, CPU: 50 * time.Millisecond, ItemsPerReq: 50},
 		chPart:     &insertCost{Rows: 200_000, Batch: 100_000, Wall: 2 * time.Second, CPU: time.Second, ServerCPU: time.Second, Server: true},
-		badgerWhy:  "not measured"}
+		badgerWhy:  "not measured",
+		production: &e2e{full: summary{ItemsPerSec: 50_000}, half: summary{ItemsPerSec: 25_000}}}
+	table := Table(buildRows(base))
+	for _, want := range []string{
+		"| part: store insert per row, ClickHouse | 200,000 rows in 2.0 s (100,000/s, 100,000-row batches); bench 5.00 + server 5.00 = 10.00 µs CPU per row |",
+		"| (c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts) | 0.525 (Σ = 10.00 decode + 1.00 append + 10.00 ClickHouse insert = 21.00 µs CPU per item → ceiling 95,238 items/s) | ≥ 0.75 | no (1.4× short) |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks\n%s\nin\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "| (b) pipeline efficiency") {
+		t.Errorf("(b) was not run but has an efficiency row:\n%s", table)
+	}
+	r := base
+	r.chPart = nil
+	table = Table(buildRows(r))
+	if want := "| (c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts) | a part was not measured | ≥ 0.75 | – |"; !strings.Contains(table, want) {
+		t.Errorf("table lacks\n%s\nin\n%s", want, table)
+	}
+}
+
+// TestTargets checks every row of issue 17's targets: its target cell, and its verdict when
+// the figure meets it, misses it, or cannot decide it (too few events or live sessions, not
+// measured).
+func TestTargets(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	res := func(i int, p95, p99 float64) queryResult {
+		return queryResult{query: dashboardQueries[i], Requests: 300, P50: ms(p95 / 2), P95: ms(p95), P99: ms(p99)}
+	}
+	// Parts of 10 + 1 + 9 µs per item: the ceiling is 100,000 items/s on 2 cores.
+	base := func() results {
+		return results{decodeItems: 100_000, decodeCPU: time.Second,
+			appendPart: &appendCost{Appends: 1000, Wall: time.Second, CPU: 50 * time.Millisecond, ItemsPerReq: 50},
+			badgerPart: &insertCost{Rows: 100_000, Wall: time.Second, CPU: 900 * time.Millisecond},
+			chPart:     &insertCost{Rows: 100_000, Wall: time.Second, CPU: 900 * time.Millisecond, Server: true}}
+	}
+	store := func(rate, sizeP99 float64, events int64, qs ...queryResult) *e2e {
+		e := &e2e{full: summary{ItemsPerSec: rate}, queries: &queryRun{Events: events, Queries: qs}}
+		if sizeP99 > 0 {
+			e.half.BySize = []sizeLatency{{Items: "50-149", Requests: 100, Latency: latency{P99: sizeP99}}}
+		}
+		return e
+	}
+	const (
+		flatB   = "(b) embedded store, flat out"
+		flatC   = "(c) ClickHouse + PostgreSQL, flat out"
+		effB    = "(b) pipeline efficiency, embedded store: end to end ÷ (2 cores ÷ Σ parts)"
+		effC    = "(c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts)"
+		p99B    = "(b) embedded store, half rate, p99 of 50–149-item batches"
+		p99C    = "(c) ClickHouse + PostgreSQL, half rate, p99 of 50–149-item batches"
+		groupsC = "(d) ClickHouse + PostgreSQL, crashGroups, from the store, 7 days"
+		groups  = "(d) embedded, crashGroups, from the store, 7 days"
+		groups3 = "(d) embedded, crashGroups, from the store, 30 days"
+		journey = "(d) embedded, journey, from the store, 7 days"
+		liveG   = "(d) embedded, crashGroups, live, 7 days"
+		liveJC  = "(d) ClickHouse + PostgreSQL, journey, live, 7 days"
+		errG    = "(d) embedded, errorGroups, from the store, 7 days"
+		rss     = "(f) node RSS, embedded, flat out with 100,000 live sessions"
+	)
+	const (
+		rate     = "≥ 60,000 items/s"
+		groupsT  = "< 150 ms p95 on 10,000,000 events"
+		journeyT = "< 300 ms p95 on 10,000,000 events"
+		liveT    = "live < 1 ms p99"
+		rssT     = "< 1 GB"
+	)
+	type want struct{ figure, target, verdict string }
 	cases := []struct {
-		name           string
-		p95            float64
-		wants, absents []string
+		name  string
+		set   func(r *results)
+		wants []want
 	}{
-		{"group list over target", 200, []string{
-			"| part: store insert per row, ClickHouse | 200,000 rows in 2.0 s (100,000/s, 100,000-row batches); bench 5.00 + server 5.00 = 10.00 µs CPU per row |",
-			"| (c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts) | 0.525 (Σ = 10.00 decode + 1.00 append + 10.00 ClickHouse insert = 21.00 µs CPU per item → ceiling 95,238 items/s) | ≥ 0.75 | no (1.4× short) |",
-			"| (d) ClickHouse + PostgreSQL, crashGroups, from the store | p50 100.00 / p95 200.00 / p99 400.00 ms (300 requests, 0 B answer) | store group list < 150 ms p95 on 10,000,000 events | no (1.3× over) |",
-		}, []string{"| (b) pipeline efficiency"}}, // (b) was not run: no efficiency row
-		{"group list met", 100, []string{
-			"| (d) ClickHouse + PostgreSQL, crashGroups, from the store | p50 50.00 / p95 100.00 / p99 200.00 ms (300 requests, 0 B answer) | store group list < 150 ms p95 on 10,000,000 events | yes |",
-		}, nil},
+		{"throughput and efficiency met", func(r *results) {
+			r.embedded, r.production = store(80_000, 9.9, 0), store(45_000, 5, 0)
+		}, []want{{flatB, rate, "yes"}, {effB, "≥ 0.75", "yes"}, {flatC, "≥ 45,000 items/s", "yes"}, {effC, "≥ 0.75", "no (1.7× short)"},
+			{p99B, "< 10 ms", "yes"}, {p99C, "< 10 ms", "yes"}}},
+		{"throughput and p99 missed", func(r *results) {
+			r.embedded, r.production = store(30_000, 25, 0), store(30_000, 10, 0)
+		}, []want{{flatB, rate, "no (2.0× short)"}, {effB, "≥ 0.75", "no (2.5× short)"}, {flatC, "≥ 45,000 items/s", "no (1.5× short)"},
+			{p99B, "< 10 ms", "no (2.5× over)"}, {p99C, "< 10 ms", "no (1.0× over)"}}},
+		{"p99 without batches of that size, a store not run", func(r *results) {
+			r.embedded, r.productionWhy = store(30_000, 0, 0), "skipped: run under make bench"
+		}, []want{{p99B, "< 10 ms", "–"}, {flatC, "≥ 45,000 items/s", "–"}}},
+		{"store queries met on 10M events", func(r *results) {
+			r.embedded = store(1, 0, 10_000_000, res(1, 149, 500), res(2, 100, 500), res(4, 299, 900), res(5, 99, 99))
+			r.production = store(1, 0, 10_000_000, res(1, 20, 30))
+		}, []want{{groups, groupsT, "yes"}, {groups3, groupsT, "yes"}, {journey, journeyT, "yes"}, {groupsC, groupsT, "yes"}, {errG, "", ""}}},
+		{"store queries missed on 10M events", func(r *results) {
+			r.embedded = store(1, 0, 12_000_000, res(1, 150, 150), res(2, 1500, 1500), res(4, 600, 600))
+		}, []want{{groups, groupsT, "no (1.0× over)"}, {groups3, groupsT, "no (10.0× over)"}, {journey, journeyT, "no (2.0× over)"}}},
+		{"store queries not decided under 10M events", func(r *results) {
+			r.embedded = store(1, 0, 9_999_999, res(1, 10, 10), res(2, 10, 10), res(4, 10, 10))
+		}, []want{{groups, groupsT, "not decided (9,999,999 events)"}, {groups3, groupsT, "not decided (9,999,999 events)"},
+			{journey, journeyT, "not decided (9,999,999 events)"}}},
+		{"a failed store query", func(r *results) {
+			r.embedded = store(1, 0, 10_000_000, queryResult{query: dashboardQueries[4], Err: "GET /journey: 503"})
+		}, []want{{journey, journeyT, "–"}}},
+		{"live answers on p99, whatever the store holds", func(r *results) {
+			r.embedded = store(1, 0, 1000, res(0, 0.5, 0.99))
+			r.production = store(1, 0, 1000, res(3, 0.5, 3))
+		}, []want{{liveG, liveT, "yes"}, {liveJC, liveT, "no (3.0× over)"}}},
+		{"RSS met with 100k live sessions", func(r *results) {
+			r.memory = &memoryRun{Peak: 900 << 20, Sessions: 100_000}
+		}, []want{{rss, rssT, "yes"}}},
+		{"RSS over", func(r *results) {
+			r.memory = &memoryRun{Peak: 1_500_000_000, Sessions: 100_437}
+		}, []want{{rss, rssT, "no (1.5× over)"}}},
+		{"RSS not decided with fewer live sessions", func(r *results) {
+			r.memory = &memoryRun{Peak: 100 << 20, Sessions: 5_000}
+		}, []want{{rss, rssT, "not decided (5,000 live sessions)"}}},
+		{"RSS not measured", func(r *results) { r.memoryWhy = "not run (-skip-memory)" }, []want{{rss, rssT, "–"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := base
-			r.production = prod(tc.p95)
-			table := Table(buildRows(r))
-			for _, want := range tc.wants {
-				if !strings.Contains(table, want) {
-					t.Errorf("table lacks\n%s\nin\n%s", want, table)
+			r := base()
+			tc.set(&r)
+			rows := buildRows(r)
+			for _, w := range tc.wants {
+				i := slices.IndexFunc(rows, func(row Row) bool { return row.Figure == w.figure })
+				if i < 0 {
+					t.Errorf("no row %q in\n%s", w.figure, Table(rows))
+					continue
 				}
-			}
-			for _, absent := range tc.absents {
-				if strings.Contains(table, absent) {
-					t.Errorf("table has %q:\n%s", absent, table)
+				if got := rows[i]; got.Target != w.target || got.Verdict != w.verdict {
+					t.Errorf("%s: target %q, verdict %q; want %q, %q (value %q)", w.figure, got.Target, got.Verdict, w.target, w.verdict, got.Value)
 				}
 			}
 		})
 	}
-	// A missing part leaves the efficiency undecided rather than flattering it.
-	r := base
-	r.chPart = nil
-	r.production = prod(100)
-	table := Table(buildRows(r))
-	if want := "| (c) pipeline efficiency, ClickHouse + PostgreSQL: end to end ÷ (2 cores ÷ Σ parts) | a part was not measured | ≥ 0.75 | – |"; !strings.Contains(table, want) {
-		t.Errorf("table lacks\n%s\nin\n%s", want, table)
+}
+
+func TestLastDays(t *testing.T) {
+	from, to := LastDays(time.Date(2026, 11, 22, 23, 59, 0, 0, time.FixedZone("x", -3*3600)), 30) // 2026-11-23T02:59Z
+	if from != "2026-10-25T00:00:00Z" || to != "2026-11-24T00:00:00Z" {
+		t.Errorf("got %s to %s", from, to)
+	}
+	from, to = LastDays(time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC), 7) // the default window
+	if from != "2026-11-16T00:00:00Z" || to != "2026-11-23T00:00:00Z" {
+		t.Errorf("got %s to %s", from, to)
 	}
 }
 
@@ -435,6 +532,15 @@ func TestRows(t *testing.T) {
 	if !facts {
 		t.Error("no event has a group id: Facts were not derived")
 	}
+	// (f)'s warm-up body: one event with a session id, the smallest such.
+	name, err := c.oneSessionEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(c.names, name)
+	if b := c.batches[i]; len(b.Events) != 1 || len(b.Spans) != 0 || b.Events[0].SessionID == uuid.Nil {
+		t.Errorf("%s: %d events, %d spans", name, len(b.Events), len(b.Spans))
+	}
 }
 
 func TestTableKeepsRows(t *testing.T) {
@@ -469,8 +575,10 @@ func TestTableTarget(t *testing.T) {
 }
 
 func TestMemoryRows(t *testing.T) {
-	got := memoryRows(&memoryRun{Before: 30 << 20, Peak: 900 << 20, After: 270 << 20, Items: 400_000, Settle: 50 * time.Second}, "")
-	if len(got) != 1 || !strings.Contains(got[0].Value, "30 MiB before; 900 MiB at the peak (400,000 items sent); 270 MiB 50 s after the load") {
+	got := memoryRows(&memoryRun{Start: 30 << 20, Warmed: 600 << 20, Peak: 1400 << 20, Warm: 21 * time.Second, Sessions: 100_000,
+		LiveAfter: 160_000, Items: 400_000, Seconds: 30}, "")
+	want := "1,400 MiB (1.47 GB) at the peak of 30 s flat out (400,000 items sent); 100,000 live session actors before it, started in 21 s by one-event requests (RSS then 600 MiB), 160,000 after it (--session-idle 30m0s); 30 MiB at the start"
+	if len(got) != 1 || got[0].Value != want {
 		t.Fatalf("%+v", got)
 	}
 	if got := memoryRows(nil, "not run (-skip-memory)"); len(got) != 1 || !strings.Contains(got[0].Value, "not run") {

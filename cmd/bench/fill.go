@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/badgerevents"
+	chstore "github.com/svc-dev/svc/sinks/clickhouse"
+)
+
+// eventSink is a store the synthetic copies go into, opened while the node is stopped: the
+// two stores differ only here.
+type eventSink struct {
+	name  string
+	batch int // events per write
+	write func(context.Context, []model.Event) error
+	close func() error
+}
+
+// openBadgerSink opens the embedded node's event database in dataDir as the node does
+// (sinks/badgerdb, <data-dir>/badger-events: the bench's nodes start on fresh data
+// directories, so events are never in the main database of the older layout). Badger allows
+// one process per directory: the node must be stopped.
+func openBadgerSink(_ context.Context, dataDir string) (*eventSink, error) {
+	db, err := badgerdb.Open(filepath.Join(dataDir, "badger-events"), quiet)
+	if err != nil {
+		return nil, fmt.Errorf("open the node's event database: %w", err)
+	}
+	return &eventSink{name: "Badger", batch: 50_000, write: badgerevents.New(db).WriteEvents, close: db.Close}, nil
+}
+
+// clickHouseSink opens the ClickHouse database of dsn (the node's data directory plays no part).
+func clickHouseSink(dsn string) func(context.Context, string) (*eventSink, error) {
+	return func(ctx context.Context, _ string) (*eventSink, error) {
+		st, err := chstore.Open(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open ClickHouse: %w", err)
+		}
+		return &eventSink{name: "ClickHouse", batch: 100_000, write: st.WriteEvents, close: st.Close}, nil
+	}
+}
+
+// fillRun is what topping a store up took.
+type fillRun struct {
+	Store   string
+	Copies  int64
+	Wall    time.Duration // writing the copies
+	Restart time.Duration // the node's start after it: spool replay and app aggregates rebuilt from the store
+}
+
+func (f *fillRun) rate() float64 {
+	if f.Wall <= 0 {
+		return 0
+	}
+	return float64(f.Copies) / f.Wall.Seconds()
+}
+
+// writeCopies writes n synthetic copies of the corpus's events for app through write, in
+// batches of batch events: whole bodies round-robin, each copy with fresh event and session
+// ids, moved to a random time in the last 6 days (inside the default dashboard window, and so
+// inside a 30-day one too), its Facts derived by model.DeriveFacts (at load; they do not depend
+// on ids or times). It returns the time the writes took.
+func writeCopies(ctx context.Context, c *corpus, app uuid.UUID, n int64, batch int, write func(context.Context, []model.Event) error) (time.Duration, error) {
+	rng := rand.New(rand.NewChaCha8(seed()))
+	src := &rows{rng: rand.NewChaCha8(seed())}
+	buf := make([]model.Event, 0, batch)
+	now := time.Now().UnixNano()
+	const sixDays = int64(6 * 24 * time.Hour)
+	sessions := map[uuid.UUID]uuid.UUID{}
+	left, start, written := n, time.Now(), int64(0)
+	for k := 0; left > 0; k = (k + 1) % len(c.batches) {
+		b := &c.batches[k]
+		// The copy's latest item lands uniformly in [now-6d+span, now]: all its events in the
+		// last 6 days.
+		room := max(0, sixDays-c.span[k])
+		delta := now - rng.Int64N(room+1) - c.latest[k]
+		clear(sessions)
+		for j := range b.Events {
+			if left == 0 {
+				break
+			}
+			e := b.Events[j]
+			e.ID, e.AppID = src.uuid(), app
+			if e.SessionID != uuid.Nil {
+				s, ok := sessions[e.SessionID]
+				if !ok {
+					s = src.uuid()
+					sessions[e.SessionID] = s
+				}
+				e.SessionID = s
+			}
+			e.Timestamp += delta
+			if e.Attribute.SessionStartTime != 0 {
+				e.Attribute.SessionStartTime += delta
+			}
+			buf = append(buf, e)
+			left--
+			if len(buf) < batch && left > 0 {
+				continue
+			}
+			if err := write(ctx, buf); err != nil {
+				return time.Since(start), fmt.Errorf("write synthetic events (%d written): %w", written, err)
+			}
+			written += int64(len(buf))
+			buf = buf[:0]
+			if written%1_000_000 < int64(batch) || left == 0 {
+				fmt.Printf("  %s written, %.0f s (%s/s)\n", thousands(float64(written)), time.Since(start).Seconds(),
+					thousands(float64(written)/time.Since(start).Seconds()))
+			}
+		}
+	}
+	return time.Since(start), nil
+}
+
+// fillStore tops node n's store up to want events for app (it holds have) with synthetic
+// copies and returns the node serving afterwards. The node is stopped first, gracefully: the
+// embedded store's Badger is held open by the node, and a restarted node rebuilds its app
+// actors' live aggregates from the store, so the live answers count the copies too, as the ones
+// from the store do. open gives the store's sink; extra is the node's store settings.
+func fillStore(ctx context.Context, n *node, root, svcBin string, extra []string, corp *corpus, app uuid.UUID, have, want int64,
+	open func(context.Context, string) (*eventSink, error)) (*node, *fillRun, error) {
+	if err := n.stop(); err != nil {
+		return nil, nil, err
+	}
+	sink, err := open(ctx, n.dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := &fillRun{Store: sink.name, Copies: want - have}
+	fmt.Printf("writing %s synthetic events into %s (node stopped)\n", thousands(float64(f.Copies)), sink.name)
+	f.Wall, err = writeCopies(ctx, corp, app, f.Copies, sink.batch, sink.write)
+	if cerr := sink.close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close %s: %w", sink.name, cerr))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Printf("%s events in %.0f s (%s/s); starting the node again\n", thousands(float64(f.Copies)), f.Wall.Seconds(), thousands(f.rate()))
+	t0 := time.Now()
+	next, err := startNode(ctx, root, svcBin, n.dataDir, extra)
+	if err != nil {
+		return nil, nil, fmt.Errorf("restart after the fill: %w", err)
+	}
+	f.Restart = time.Since(t0)
+	fmt.Printf("node on %s again after %.0f s (app aggregates rebuilt from the store)\n", next.addr, f.Restart.Seconds())
+	return next, f, nil
+}
