@@ -13,6 +13,16 @@
 // padded) holding records `u32 length | u32 crc32c(payload) | payload` where payload is
 // `u64 seq | 16B app id | 16B request id | u8 kind | body`. A torn tail (crash mid-write) fails
 // its length or checksum and is cut off at open.
+//
+// Recycling: a full segment whose records are all acknowledged is renamed to a spare
+// (NNNN.spare, at most maxSpares) instead of deleted, and the next segment is a spare renamed,
+// its old records overwritten in place. Appending to a growing file makes every fdatasync
+// commit the file system's journal (the size changed), and on ext4 that commit waits for other
+// files' dirty data (the event store's writes): under the node's own write load an appending
+// fdatasync of 60 KB measured p50 0.5–1.2 ms and p99 8–91 ms here, an overwriting one p50 0.15
+// ms and p99 0.8–4 ms. The reader tells a spare's old records apart by sequence number: a
+// segment holds increasing sequence numbers from its first, so the first record below it (or
+// not above the previous one) ends the segment as a torn tail does.
 package spool
 
 import (
@@ -46,6 +56,10 @@ type Options struct {
 	SegmentBytes int64 // rotate to a new segment past this size; default 64 MiB
 	MaxBatch     int   // most appends covered by one sync; default 1024
 }
+
+// maxSpares is how many acknowledged full segments are kept for reuse: one is usually enough
+// (the flusher acknowledges a segment within seconds of its rotation), two cover a slow flush.
+const maxSpares = 2
 
 const (
 	headerLen  = 8
@@ -88,6 +102,7 @@ type Spool struct {
 	closed   bool
 	active   *os.File
 	activeSg *segment
+	spares   []string // paths of recycled segment files, ready to be the next segment
 
 	reqs     chan appendReq
 	stopped  chan struct{}
@@ -112,6 +127,17 @@ func Open(dir string, opts Options) (*Spool, []Record, error) {
 		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
 			s.nextSeq = max(s.nextSeq, n)
 		}
+	}
+	spares, err := filepath.Glob(filepath.Join(dir, "*.spare"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("list spool: %w", err)
+	}
+	for i, p := range spares {
+		if i >= maxSpares {
+			_ = os.Remove(p)
+			continue
+		}
+		s.spares = append(s.spares, p)
 	}
 	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
 	if err != nil {
@@ -179,6 +205,9 @@ func readSegment(sg *segment) ([]Record, error) {
 			break
 		}
 		r := Record{Seq: binary.LittleEndian.Uint64(p), Kind: p[40]}
+		if r.Seq < sg.first || len(recs) > 0 && r.Seq <= sg.last {
+			break // a recycled segment's old record: the end of this one's
+		}
 		copy(r.AppID[:], p[8:24])
 		copy(r.RequestID[:], p[24:40])
 		r.Body = p[payloadHdr:]
@@ -198,11 +227,23 @@ func readSegment(sg *segment) ([]Record, error) {
 	return recs, nil
 }
 
-// openSegment starts a new active segment; called with mu held or before the writer starts.
+// openSegment starts a new active segment, a spare renamed when there is one; called with mu
+// held or before the writer starts.
 func (s *Spool) openSegment() error {
 	path := filepath.Join(s.dir, fmt.Sprintf("%020d.seg", s.nextSeq))
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_EXCL, 0o640)
-	if err != nil {
+	var f *os.File
+	var err error
+	if n := len(s.spares); n > 0 {
+		spare := s.spares[n-1]
+		s.spares = s.spares[:n-1]
+		if err = os.Rename(spare, path); err == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY, 0)
+		}
+		if err != nil {
+			_ = os.Remove(spare)
+			return fmt.Errorf("spool: reuse segment: %w", err)
+		}
+	} else if f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o640); err != nil {
 		return fmt.Errorf("spool: create segment: %w", err)
 	}
 	if err := syncDir(s.dir); err != nil {
@@ -299,7 +340,9 @@ func (s *Spool) writeBatch(batch []appendReq) error {
 	if cap(buf) <= 16<<20 {
 		s.writeBuf = buf
 	}
-	if _, err := s.active.Write(buf); err != nil {
+	// At the segment's end so far: a recycled file is longer, and what lies past its records is
+	// overwritten.
+	if _, err := s.active.WriteAt(buf, s.activeSg.size); err != nil {
 		s.nextSeq = first
 		return fmt.Errorf("spool: write: %w", err)
 	}
@@ -341,12 +384,20 @@ func (s *Spool) Ack(seq uint64, bodyLen int) {
 	s.deleteDoneLocked()
 }
 
-// deleteDoneLocked removes segments that are fully acknowledged and closed.
+// deleteDoneLocked removes segments that are fully acknowledged and closed, keeping full ones as
+// spares while there are fewer than maxSpares. Neither the rename nor the removal is synced: a
+// crash may bring the segment back, and its records are replayed once more, which the stores'
+// idempotent writes absorb.
 func (s *Spool) deleteDoneLocked() {
 	kept := s.segs[:0]
 	for _, sg := range s.segs {
 		if !sg.writable && sg.pending == 0 {
-			_ = os.Remove(sg.path)
+			spare := strings.TrimSuffix(sg.path, ".seg") + ".spare"
+			if len(s.spares) < maxSpares && sg.size >= s.opts.SegmentBytes && os.Rename(sg.path, spare) == nil {
+				s.spares = append(s.spares, spare)
+			} else {
+				_ = os.Remove(sg.path)
+			}
 			continue
 		}
 		kept = append(kept, sg)
