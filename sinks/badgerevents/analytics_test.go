@@ -539,9 +539,10 @@ func TestBucketerMatchesBucketStart(t *testing.T) {
 	}
 }
 
-// BenchmarkBadgerIssueCells scans 200k realistic events (the large iOS fixture repeated: 2% are
+// BenchmarkBadgerIssueCells asks 200k realistic events (the large iOS fixture repeated: 2% are
 // issue events, rows average ~410 bytes) on disk for the cells of a group list, the query the
-// crash and ANR overviews run most. events/s counts every row scanned.
+// crash and ANR overviews run most. events/s counts the app's events in the window, issue or
+// not (the issue index spares reading the others).
 func BenchmarkBadgerIssueCells(b *testing.B) {
 	const n = 200_000
 	db, err := badgerdb.Open(b.TempDir(), nil)
@@ -564,6 +565,7 @@ func BenchmarkBadgerIssueCells(b *testing.B) {
 	if err := db.Flatten(2); err != nil {
 		b.Fatal(err)
 	}
+	warmUp(b, s, app)
 	for _, c := range []struct {
 		name string
 		q    model.IssueQuery
@@ -633,6 +635,7 @@ func BenchmarkBadgerIssueCells1M(b *testing.B) {
 	if share := float64(issues) / n; share < 0.008 || share > 0.012 {
 		b.Fatalf("%.2f%% issue events, want about 1%%", 100*share)
 	}
+	warmUp(b, s, app)
 	end := base + n*step
 	for _, c := range []struct {
 		name string
@@ -658,5 +661,16 @@ func BenchmarkBadgerIssueCells1M(b *testing.B) {
 			}
 			b.ReportMetric(float64(n*c.days/30)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
+	}
+}
+
+// warmUp runs one issue query before a benchmark's timings: a store's first one checks the
+// issue index, and builds it where the marker is missing (here: one scan of the rows, which
+// already have their copies, then the marker).
+func warmUp(b *testing.B, s *Store, app uuid.UUID) {
+	var q model.IssueQuery
+	q.App, q.From, q.To = app, math.MinInt64, math.MaxInt64
+	if _, err := s.IssueCells(context.Background(), &q, model.Cells{}); err != nil {
+		b.Fatal(err)
 	}
 }
