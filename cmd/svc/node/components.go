@@ -215,7 +215,13 @@ func (n *Node) startEventStore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		n.Events, n.EventBackend = badgerevents.New(evdb), "badger"
+		// Open builds the issue index of a store written before it, once, here rather than
+		// in a user's first group list.
+		store, err := badgerevents.Open(ctx, evdb)
+		if err != nil {
+			return err
+		}
+		n.Events, n.EventBackend = store, "badger"
 	}
 	n.closers = append(n.closers, n.Events.Close)
 	n.Analytics, _ = n.Events.(sinks.Analytics)
