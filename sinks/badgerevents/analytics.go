@@ -299,6 +299,15 @@ func (in interner) get(s string) string {
 	return c
 }
 
+// keep is get(s) for a field whose kept value was have: have itself when s equals it, without
+// a lookup.
+func (in interner) keep(have, s string) string {
+	if have == s {
+		return have
+	}
+	return in.get(s)
+}
+
 func (in interner) version(a *model.Attributes) model.AppVersion {
 	return model.AppVersion{Name: in.get(a.AppVersion), Code: in.get(a.AppBuild)}
 }
@@ -327,9 +336,12 @@ func (b *bucketer) start(ts int64) int64 {
 }
 
 // IssueCells aggregates the matching issue events into cells (IssueCell.Merge of one event at
-// a time); see sinks.Analytics. It scans the window newest first, so the first event of a cell
-// is its latest and later ones rarely replace the display (IssueCell.Later decides, ties
-// included).
+// a time); see sinks.Analytics. It scans the window oldest first: Badger iterates forward
+// much faster than in reverse, and Merge takes events in any order (IssueCell.Later picks
+// the latest, ties included). Each event then usually becomes its cell's latest, so a
+// replaced display costs no allocation: its strings are interned (compared with the
+// display they replace first) and its message is copied into the cell's reused buffer,
+// made a string once at the end.
 func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Cells) ([]model.IssueCell, error) {
 	type cellKey struct {
 		group  string
@@ -345,7 +357,8 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 	strs := interner{}
 	bk := bucketer{by: by.By}
 	var v rowView
-	err := s.scanView(ctx, q.App, window{lo: q.From, hi: q.To, reverse: true, issues: true}, func(ts int64, id, val []byte) (bool, error) {
+	var msgs [][]byte // per cell: the message of its display (Last.Message is set at the end)
+	err := s.scanView(ctx, q.App, window{lo: q.From, hi: q.To, issues: true}, func(ts int64, id, val []byte) (bool, error) {
 		if ok, err := v.issueMatch(ts, id, val, q); !ok {
 			return err == nil, err
 		}
@@ -360,21 +373,27 @@ func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Ce
 			i = len(cells)
 			idx[k] = i
 			cells = append(cells, model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket})
+			msgs = append(msgs, nil)
 		}
-		// The event as a cell of one, its display still aliasing the row: cloned only
-		// when it becomes the cell's latest.
+		// The event as a cell of one, its display still aliasing the row: replaced by
+		// kept strings when it becomes the cell's latest.
 		one := model.IssueCell{Class: k.class, Count: 1, FirstTime: ts, LastTime: ts, LastID: e.ID, Last: e.Facts.Issue}
 		c := &cells[i]
+		prev := c.Last
 		if c.Merge(&one) {
 			d := &e.Facts.Issue
-			c.Last = model.IssueDisplay{Type: strs.get(d.Type), Message: strings.Clone(d.Message),
-				MethodName: strs.get(d.MethodName), FileName: strs.get(d.FileName),
-				LineNumber: d.LineNumber, Severity: strs.get(d.Severity)}
+			c.Last = model.IssueDisplay{Type: strs.keep(prev.Type, d.Type),
+				MethodName: strs.keep(prev.MethodName, d.MethodName), FileName: strs.keep(prev.FileName, d.FileName),
+				LineNumber: d.LineNumber, Severity: strs.keep(prev.Severity, d.Severity)}
+			msgs[i] = append(msgs[i][:0], d.Message...)
 		}
 		return true, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("badgerevents: issue cells of app %s: %w", q.App, err)
+	}
+	for i := range cells {
+		cells[i].Last.Message = string(msgs[i])
 	}
 	return cells, nil
 }
