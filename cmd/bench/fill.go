@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,19 +65,51 @@ func (f *fillRun) rate() float64 {
 	return float64(f.Copies) / f.Wall.Seconds()
 }
 
+// copyWriters is how many writes of synthetic copies run at once: a store insert waits on its
+// sync or its server part of the time, and a second one uses that time (the node is stopped).
+const copyWriters = 2
+
 // writeCopies writes n synthetic copies of the corpus's events for app through write, in
-// batches of batch events: whole bodies round-robin, each copy with fresh event and session
-// ids, moved to a random time in the last 6 days (inside the default dashboard window, and so
-// inside a 30-day one too), its Facts derived by model.DeriveFacts (at load; they do not depend
-// on ids or times). It returns the time the writes took.
+// batches of batch events, copyWriters writes at once (each on a batch of its own): whole bodies
+// round-robin, each copy with fresh event and session ids, moved to a random time in the last 6
+// days (inside the default dashboard window, and so inside a 30-day one too), its Facts derived
+// by model.DeriveFacts (at load; they do not depend on ids or times). It returns the time the
+// writes took.
 func writeCopies(ctx context.Context, c *corpus, app uuid.UUID, n int64, batch int, write func(context.Context, []model.Event) error) (time.Duration, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	full := make(chan []model.Event)
+	free := make(chan []model.Event, copyWriters+1) // every batch there is: one being made, one per writer
+	var written atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range copyWriters {
+		wg.Add(1)
+		go func() { // ends when full is closed or on the first failed write
+			defer wg.Done()
+			for b := range full {
+				if err := write(ctx, b); err != nil {
+					cancel(fmt.Errorf("write synthetic events (%d written): %w", written.Load(), err))
+					return
+				}
+				w := written.Add(int64(len(b)))
+				if w/1_000_000 != (w-int64(len(b)))/1_000_000 || w == n {
+					fmt.Printf("  %s written, %.0f s (%s/s)\n", thousands(float64(w)), time.Since(start).Seconds(),
+						thousands(float64(w)/time.Since(start).Seconds()))
+				}
+				free <- b[:0]
+			}
+		}()
+	}
+
 	rng := rand.New(rand.NewChaCha8(seed()))
 	src := &rows{rng: rand.NewChaCha8(seed())}
-	buf := make([]model.Event, 0, batch)
 	now := time.Now().UnixNano()
 	const sixDays = int64(6 * 24 * time.Hour)
 	sessions := map[uuid.UUID]uuid.UUID{}
-	left, start, written := n, time.Now(), int64(0)
+	var buf []model.Event
+	left := n
+fill:
 	for k := 0; left > 0; k = (k + 1) % len(c.batches) {
 		b := &c.batches[k]
 		// The copy's latest item lands uniformly in [now-6d+span, now]: all its events in the
@@ -86,6 +120,13 @@ func writeCopies(ctx context.Context, c *corpus, app uuid.UUID, n int64, batch i
 		for j := range b.Events {
 			if left == 0 {
 				break
+			}
+			if buf == nil {
+				select {
+				case buf = <-free:
+				default:
+					buf = make([]model.Event, 0, batch)
+				}
 			}
 			e := b.Events[j]
 			e.ID, e.AppID = src.uuid(), app
@@ -106,18 +147,17 @@ func writeCopies(ctx context.Context, c *corpus, app uuid.UUID, n int64, batch i
 			if len(buf) < batch && left > 0 {
 				continue
 			}
-			if err := write(ctx, buf); err != nil {
-				return time.Since(start), fmt.Errorf("write synthetic events (%d written): %w", written, err)
-			}
-			written += int64(len(buf))
-			buf = buf[:0]
-			if written%1_000_000 < int64(batch) || left == 0 {
-				fmt.Printf("  %s written, %.0f s (%s/s)\n", thousands(float64(written)), time.Since(start).Seconds(),
-					thousands(float64(written)/time.Since(start).Seconds()))
+			select {
+			case full <- buf:
+				buf = nil
+			case <-ctx.Done():
+				break fill
 			}
 		}
 	}
-	return time.Since(start), nil
+	close(full)
+	wg.Wait()
+	return time.Since(start), context.Cause(ctx)
 }
 
 // fillStore tops node n's store up to want events for app (it holds have) with synthetic

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -482,10 +485,9 @@ func TestItemTimes(t *testing.T) {
 	}
 }
 
-// TestRows checks the insert batches of the part measurements on the real corpus: the asked
-// size, the corpus's mix of events and spans with their Facts, times moved to now, and fresh
-// unique ids on every next.
-func TestRows(t *testing.T) {
+// testCorpus loads testdata/sdk; the test fails when it cannot.
+func testCorpus(t *testing.T) *corpus {
+	t.Helper()
 	dir, err := fixtures.Dir()
 	if err != nil {
 		t.Fatal(err)
@@ -494,6 +496,14 @@ func TestRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestRows checks the insert batches of the part measurements on the real corpus: the asked
+// size, the corpus's mix of events and spans with their Facts, times moved to now, and fresh
+// unique ids on every next.
+func TestRows(t *testing.T) {
+	c := testCorpus(t)
 	if c.itemsPerRequest() < 1 {
 		t.Fatalf("items per request %v", c.itemsPerRequest())
 	}
@@ -601,5 +611,45 @@ func TestParseRecordedActorMemory(t *testing.T) {
 	}
 	if rows := buildRows(results{recordedMem: 6897, recordedEvents: 58.7}); !strings.Contains(rows[len(rows)-2].Value, "6,897 B/actor (59 events per session") {
 		t.Fatalf("row %+v", rows[len(rows)-2])
+	}
+}
+
+// TestWriteCopies checks the synthetic copies both stores are topped up with: exactly n events
+// of the app in batches of at most the asked size, fresh unique ids, no original session id, all
+// in the last 6 days; and a failed write ends the fill with its error.
+func TestWriteCopies(t *testing.T) {
+	c := testCorpus(t)
+	orig := map[uuid.UUID]bool{}
+	for _, b := range c.batches {
+		for _, e := range b.Events {
+			orig[e.SessionID] = true
+		}
+	}
+	app := uuid.New()
+	const n, batch = 25_001, 1_000
+	var mu sync.Mutex
+	seen := map[uuid.UUID]bool{}
+	start := time.Now()
+	_, err := writeCopies(context.Background(), c, app, n, batch, func(_ context.Context, evs []model.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(evs) > batch {
+			t.Errorf("a batch of %d events", len(evs))
+		}
+		for _, e := range evs {
+			if e.AppID != app || seen[e.ID] || e.SessionID != uuid.Nil && orig[e.SessionID] ||
+				e.Timestamp < start.Add(-6*24*time.Hour).UnixNano() || e.Timestamp > time.Now().UnixNano() {
+				t.Fatalf("event %+v", e)
+			}
+			seen[e.ID] = true
+		}
+		return nil
+	})
+	if err != nil || len(seen) != n {
+		t.Fatalf("%d events written, err %v; want %d", len(seen), err, n)
+	}
+	boom := errors.New("store down")
+	if _, err := writeCopies(context.Background(), c, app, n, batch, func(context.Context, []model.Event) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
 	}
 }
