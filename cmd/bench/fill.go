@@ -27,16 +27,20 @@ type eventSink struct {
 	close func() error
 }
 
-// openBadgerSink opens the embedded node's event database in dataDir as the node does
-// (sinks/badgerdb, <data-dir>/badger-events: the bench's nodes start on fresh data
-// directories, so events are never in the main database of the older layout). Badger allows
-// one process per directory: the node must be stopped.
-func openBadgerSink(_ context.Context, dataDir string) (*eventSink, error) {
+// openBadgerSink opens the embedded node's event store in dataDir as the node does
+// (badgerdb.Open of <data-dir>/badger-events, then badgerevents.Open: the bench's nodes start
+// on fresh data directories, so events are never in the main database of the older layout).
+// Badger allows one process per directory: the node must be stopped.
+func openBadgerSink(ctx context.Context, dataDir string) (*eventSink, error) {
 	db, err := badgerdb.Open(filepath.Join(dataDir, "badger-events"), quiet)
 	if err != nil {
 		return nil, fmt.Errorf("open the node's event database: %w", err)
 	}
-	return &eventSink{name: "Badger", batch: 50_000, write: badgerevents.New(db).WriteEvents, close: db.Close}, nil
+	st, err := badgerevents.Open(ctx, db)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open the node's event store: %w", err), db.Close())
+	}
+	return &eventSink{name: "Badger", batch: 50_000, write: st.WriteEvents, close: db.Close}, nil
 }
 
 // clickHouseSink opens the ClickHouse database of dsn (the node's data directory plays no part).
