@@ -16,8 +16,9 @@
 //   - (f) peak RSS of an embedded node flat out once -sessions session actors are live (< 1 GB
 //     with 100k).
 //
-// `make bench` runs it under testenv (about 25 minutes on 2 cores, a third of it filling the
-// stores to 10M events); BENCH_FLAGS shortens it, e.g. -seconds 10 -query-events 1000000:
+// `make bench` runs it under testenv: 17 minutes on this 2-core machine, 25 with other work on
+// its cores, a third of it filling the stores to 10M events (Badger takes ~30k events/s, slowing
+// as it grows; ClickHouse ~200k). BENCH_FLAGS shortens it, e.g. -seconds 10 -query-events 1000000:
 //
 //	go run ./cmd/testenv -serve -only clickhouse,postgres -- go run ./cmd/bench [-seconds 30] [-query-events 10000000] [-sessions 100000] [-out bench-out/x.md]
 package main
