@@ -68,10 +68,10 @@ cluster: build deps
 bench: deps
 	$(GO) run ./cmd/testenv -serve -only clickhouse,postgres -- $(GO) run ./cmd/bench $(BENCH_FLAGS)
 
-## bench-quick: make bench with 10 s loadgen runs; the table goes to bench-out/benchmarks-quick.md
-## (gitignored), not into docs/benchmarks.md
+## bench-quick: make bench with 10 s loadgen runs, 1M events and 10k sessions; the table goes to
+## bench-out/benchmarks-quick.md (gitignored), not into docs/benchmarks.md
 bench-quick:
-	$(MAKE) bench BENCH_FLAGS='-seconds=10 -out bench-out/benchmarks-quick.md $(BENCH_FLAGS)'
+	$(MAKE) bench BENCH_FLAGS='-seconds=10 -query-events 1000000 -sessions 10000 -out bench-out/benchmarks-quick.md $(BENCH_FLAGS)'
 
 ## bench-go: every go test benchmark of the repository, with throwaway servers
 bench-go: deps
