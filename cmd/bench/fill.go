@@ -15,6 +15,7 @@ import (
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
+	"github.com/svc-dev/svc/sinks/eventstest"
 	chstore "github.com/svc-dev/svc/sinks/clickhouse"
 )
 
@@ -73,12 +74,9 @@ func (f *fillRun) rate() float64 {
 // sync or its server part of the time, and a second one uses that time (the node is stopped).
 const copyWriters = 2
 
-// writeCopies writes n synthetic copies of the corpus's events for app through write, in
-// batches of batch events, copyWriters writes at once (each on a batch of its own): whole bodies
-// round-robin, each copy with fresh event and session ids, moved to a random time in the last 6
-// days (inside the default dashboard window, and so inside a 30-day one too), its Facts derived
-// by model.DeriveFacts (at load; they do not depend on ids or times). It returns the time the
-// writes took.
+// writeCopies writes n synthetic copies of the corpus's events for app (eventstest.Copies, over
+// the last 6 days; Facts derived at load) through write, in batches of batch events,
+// copyWriters writes at once (each on a batch of its own). It returns the time the writes took.
 func writeCopies(ctx context.Context, c *corpus, app uuid.UUID, n int64, batch int, write func(context.Context, []model.Event) error) (time.Duration, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -106,57 +104,27 @@ func writeCopies(ctx context.Context, c *corpus, app uuid.UUID, n int64, batch i
 		}()
 	}
 
-	rng := rand.New(rand.NewChaCha8(seed()))
-	src := &rows{rng: rand.NewChaCha8(seed())}
-	now := time.Now().UnixNano()
-	const sixDays = int64(6 * 24 * time.Hour)
-	sessions := map[uuid.UUID]uuid.UUID{}
-	var buf []model.Event
-	left := n
+	bodies := make([][]model.Event, len(c.batches))
+	for k := range c.batches {
+		bodies[k] = c.batches[k].Events
+	}
+	// Six days: inside the default dashboard window, and so inside a 30-day one too.
+	copies := eventstest.NewCopies(bodies, app, time.Now(), 6*24*time.Hour, rand.New(rand.NewChaCha8(seed())))
 fill:
-	for k := 0; left > 0; k = (k + 1) % len(c.batches) {
-		b := &c.batches[k]
-		// The copy's latest item lands uniformly in [now-6d+span, now]: all its events in the
-		// last 6 days.
-		room := max(0, sixDays-c.span[k])
-		delta := now - rng.Int64N(room+1) - c.latest[k]
-		clear(sessions)
-		for j := range b.Events {
-			if left == 0 {
-				break
-			}
-			if buf == nil {
-				select {
-				case buf = <-free:
-				default:
-					buf = make([]model.Event, 0, batch)
-				}
-			}
-			e := b.Events[j]
-			e.ID, e.AppID = src.uuid(), app
-			if e.SessionID != uuid.Nil {
-				s, ok := sessions[e.SessionID]
-				if !ok {
-					s = src.uuid()
-					sessions[e.SessionID] = s
-				}
-				e.SessionID = s
-			}
-			e.Timestamp += delta
-			if e.Attribute.SessionStartTime != 0 {
-				e.Attribute.SessionStartTime += delta
-			}
-			buf = append(buf, e)
-			left--
-			if len(buf) < batch && left > 0 {
-				continue
-			}
-			select {
-			case full <- buf:
-				buf = nil
-			case <-ctx.Done():
-				break fill
-			}
+	for left := n; left > 0; {
+		var buf []model.Event
+		select {
+		case buf = <-free:
+		default:
+			buf = make([]model.Event, 0, batch)
+		}
+		k := min(int64(batch), left)
+		buf = copies.Append(buf, int(k))
+		left -= k
+		select {
+		case full <- buf:
+		case <-ctx.Done():
+			break fill
 		}
 	}
 	close(full)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/model/corpus"
+	"github.com/svc-dev/svc/sinks/eventstest"
 	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
@@ -90,9 +91,8 @@ func keptDatabase(b *testing.B, name string) string {
 	return u.String()
 }
 
-// fillBig writes n synthetic events of bigApp as cmd/bench's topUpClickHouse does: the corpus's
-// bodies round-robin, each copy with fresh event and session ids, moved so that its events fall
-// in the last 6 days; 100k-row inserts.
+// fillBig writes n synthetic events of bigApp as make bench fills a store (eventstest.Copies of
+// the corpus over the last 6 days), in 100k-row inserts.
 func fillBig(ctx context.Context, b *testing.B, s *Store, n int64) error {
 	dir, err := corpus.Dir()
 	if err != nil {
@@ -102,11 +102,7 @@ func fillBig(ctx context.Context, b *testing.B, s *Store, n int64) error {
 	if err != nil || len(paths) == 0 {
 		return fmt.Errorf("no corpus in %s (%v)", dir, err)
 	}
-	type body struct {
-		events           []model.Event
-		latest, earliest int64
-	}
-	var bodies []body
+	var bodies [][]model.Event
 	for _, p := range paths {
 		raw, err := os.ReadFile(p)
 		if err != nil {
@@ -116,60 +112,19 @@ func fillBig(ctx context.Context, b *testing.B, s *Store, n int64) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Base(p), err)
 		}
-		if len(bt.Events) == 0 {
-			continue
+		for i := range bt.Events {
+			bt.Events[i].Facts = model.DeriveFacts(&bt.Events[i])
 		}
-		bd := body{events: bt.Events, latest: bt.Events[0].Timestamp, earliest: bt.Events[0].Timestamp}
-		for i := range bd.events {
-			bd.events[i].Facts = model.DeriveFacts(&bd.events[i])
-			bd.latest, bd.earliest = max(bd.latest, bd.events[i].Timestamp), min(bd.earliest, bd.events[i].Timestamp)
-		}
-		bodies = append(bodies, bd)
+		bodies = append(bodies, bt.Events)
 	}
 	const batch = 100_000
-	const sixDays = int64(6 * 24 * time.Hour)
-	rng := rand.New(rand.NewPCG(17, uint64(n)))
-	newID := func() uuid.UUID {
-		var id uuid.UUID
-		for i := 0; i < 16; i += 8 {
-			v := rng.Uint64()
-			for j := range 8 {
-				id[i+j] = byte(v >> (8 * j))
-			}
-		}
-		id[6], id[8] = id[6]&0x0f|0x40, id[8]&0x3f|0x80
-		return id
-	}
-	now, start := time.Now().UnixNano(), time.Now()
+	start := time.Now()
+	copies := eventstest.NewCopies(bodies, bigApp, start, 6*24*time.Hour, rand.New(rand.NewPCG(17, uint64(n))))
 	buf := make([]model.Event, 0, batch)
-	sessions := map[uuid.UUID]uuid.UUID{}
-	for k, left := 0, n; left > 0; k = (k + 1) % len(bodies) {
-		bd := &bodies[k]
-		delta := now - rng.Int64N(max(0, sixDays-(bd.latest-bd.earliest))+1) - bd.latest
-		clear(sessions)
-		for j := 0; j < len(bd.events) && left > 0; j++ {
-			e := bd.events[j]
-			e.ID = newID()
-			if e.SessionID != uuid.Nil {
-				sid, ok := sessions[e.SessionID]
-				if !ok {
-					sid = newID()
-					sessions[e.SessionID] = sid
-				}
-				e.SessionID = sid
-			}
-			e.Timestamp += delta
-			if e.Attribute.SessionStartTime != 0 {
-				e.Attribute.SessionStartTime += delta
-			}
-			buf = append(buf, e)
-			left--
-			if len(buf) == batch || left == 0 {
-				if err := s.WriteEvents(ctx, buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
+	for left := n; left > 0; left -= int64(len(buf)) {
+		buf = copies.Append(buf[:0], int(min(batch, left)))
+		if err := s.WriteEvents(ctx, buf); err != nil {
+			return err
 		}
 	}
 	b.Logf("wrote %d events in %v", n, time.Since(start).Round(time.Second))
