@@ -15,8 +15,8 @@ import (
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
-	"github.com/svc-dev/svc/sinks/eventstest"
 	chstore "github.com/svc-dev/svc/sinks/clickhouse"
+	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
 // eventSink is a store the synthetic copies go into, opened while the node is stopped: the
