@@ -43,20 +43,7 @@ func TestStatic(t *testing.T) {
 
 	t.Run("one actor per identity", func(t *testing.T) {
 		for i := range 20 {
-			id := fmt.Sprintf("one-%d", i)
-			var first state
-			for j, m := range ms {
-				st := mustState(t, m.c, actors.KindSession, id, "state")
-				if j == 0 {
-					first = st
-				}
-				if st.Node != first.Node || st.Activation != first.Activation || st.Count != j+1 {
-					t.Fatalf("%s asked from %s: %+v, want the actor on %s (activation %d) counting %d", id, m.c.Addr(), st, first.Node, first.Activation, j+1)
-				}
-				if owner, _ := m.c.Owner(actors.KindSession, id); owner != st.Node {
-					t.Fatalf("%s lives on %s, but %s says %s owns it", id, st.Node, m.c.Addr(), owner)
-				}
-			}
+			checkOneActor(t, ms, fmt.Sprintf("one-%d", i))
 		}
 	})
 

@@ -59,17 +59,7 @@ func TestEtcd(t *testing.T) {
 
 	t.Run("activation from every member", func(t *testing.T) {
 		for i := range 20 {
-			id := fmt.Sprintf("etcd-%d", i)
-			var first state
-			for j, m := range ms {
-				st := mustState(t, m.c, actors.KindSession, id, "state")
-				if j == 0 {
-					first = st
-				}
-				if st.Node != first.Node || st.Activation != first.Activation || st.Count != j+1 {
-					t.Fatalf("%s asked from %s: %+v, want the actor on %s counting %d", id, m.c.Addr(), st, first.Node, j+1)
-				}
-			}
+			checkOneActor(t, ms, fmt.Sprintf("etcd-%d", i))
 		}
 		for _, m := range ms {
 			if got := len(m.c.Members()); got != 3 {

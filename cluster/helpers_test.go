@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/svc-dev/svc/actors"
+	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
 // Test messages are protobuf types every binary links (wrapperspb), as the cluster needs:
@@ -133,26 +133,35 @@ func testLog(env string, def slog.Level, silent bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 }
 
+// checkOneActor asks every member of ms, in turn, for the session actor id's state: one
+// activation on one member counts every ask, and that member is the one each member names as
+// its owner.
+func checkOneActor(t *testing.T, ms []*member, id string) {
+	t.Helper()
+	var first state
+	for j, m := range ms {
+		st := mustState(t, m.c, actors.KindSession, id, "state")
+		if j == 0 {
+			first = st
+		}
+		if st.Node != first.Node || st.Activation != first.Activation || st.Count != j+1 {
+			t.Fatalf("%s asked from %s: %+v, want the actor on %s (activation %d) counting %d", id, m.c.Addr(), st, first.Node, first.Activation, j+1)
+		}
+		if owner, _ := m.c.Owner(actors.KindSession, id); owner != st.Node {
+			t.Fatalf("%s lives on %s, but %s says %s owns it", id, st.Node, m.c.Addr(), owner)
+		}
+	}
+}
+
 // addrPair returns a loopback address whose port and port + 1 (the static provider's health
 // port) were both free a moment ago.
 func addrPair(t *testing.T) string {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1))
-		l.Close()
-		if err != nil {
-			continue
-		}
-		l2.Close()
-		return "127.0.0.1:" + strconv.Itoa(port)
+	port, err := sinktest.FreePortPair()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no two consecutive free ports")
-	return ""
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // member is one node of a test cluster: its actor system and its cluster membership.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,27 +27,6 @@ type clusterEnv struct {
 	provider string
 }
 
-// freeRemoting returns a loopback address whose port and port+1 (the static provider's member
-// checks) are free.
-func freeRemoting(t *testing.T) string {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
-		l.Close()
-		if err == nil {
-			l2.Close()
-			return fmt.Sprintf("127.0.0.1:%d", port)
-		}
-	}
-	t.Fatal("no free port pair for remoting")
-	return ""
-}
-
 func newClusterEnv(t *testing.T, provider string, members int) *clusterEnv {
 	t.Helper()
 	s3 := sinktest.S3(t)
@@ -60,7 +38,11 @@ func newClusterEnv(t *testing.T, provider string, members int) *clusterEnv {
 		"SVC_CLUSTER_NAME=test-" + uuid.NewString()[:8], "SVC_CLUSTER_PROVIDER=" + provider,
 		"SVC_FLUSH_INTERVAL=200ms", "SVC_INGEST_RATE_LIMIT=1000000", "SVC_RATE_LIMIT_USER=1000000"}
 	for range members {
-		e.addrs = append(e.addrs, freeRemoting(t))
+		port, err := sinktest.FreePortPair() // the remoting port and the static provider's after it
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.addrs = append(e.addrs, fmt.Sprintf("127.0.0.1:%d", port))
 		e.dirs = append(e.dirs, t.TempDir())
 	}
 	switch provider {

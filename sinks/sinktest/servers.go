@@ -112,6 +112,23 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// FreePortPair returns a loopback TCP port that, with the port after it, was free a moment ago:
+// the cluster's static provider listens on a node's remoting port and the one after it.
+func FreePortPair() (int, error) {
+	for range 50 {
+		port, err := FreePort()
+		if err != nil {
+			return 0, err
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("find a free port pair: none in 50 tries")
+}
+
 func tcpReady(port int) func() error {
 	return func() error {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
