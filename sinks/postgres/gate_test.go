@@ -137,22 +137,10 @@ func TestGateMigration(t *testing.T) {
 	if err := g.Mark(t.Context(), uuid.New(), uuid.New(), []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	db, err := openSQL(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	p, err := newProvider(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(t.Context(), 9); err != nil {
-		t.Fatalf("migrate down to 9: %v", err)
-	}
+	migrateDown(t, dsn, 9)
 	for _, table := range []string{"request_ids", "actor_snapshots"} {
-		var exists bool
-		if err := g.s.pool.QueryRow(t.Context(), `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil || exists {
-			t.Errorf("table %s after down: exists %v, %v", table, exists, err)
+		if tableExists(t, g.s, table) {
+			t.Errorf("table %s exists after down", table)
 		}
 	}
 	// A node whose database lost the table reports it unavailable, as for the other tables.

@@ -97,25 +97,8 @@ func TestSettingsSchema(t *testing.T) {
 	})
 
 	t.Run("down and up", func(t *testing.T) {
-		db, err := openSQL(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		p, err := newProvider(db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exists := func(table string) bool {
-			var ok bool
-			if err := s.Pool().QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&ok); err != nil {
-				t.Fatal(err)
-			}
-			return ok
-		}
-		if _, err := p.DownTo(ctx, 5); err != nil {
-			t.Fatalf("migrate down to 5: %v", err)
-		}
+		exists := func(table string) bool { return tableExists(t, s, table) }
+		migrateDown(t, dsn, 5)
 		for _, table := range []string{"sdk_config_extras", "notif_prefs"} {
 			if exists(table) {
 				t.Errorf("table %s exists after going down to 00005", table)

@@ -175,13 +175,36 @@ var tables = []string{"users", "teams", "team_members", "apps", "api_keys", "aut
 func checkTables(t *testing.T, s *Store, present bool) {
 	t.Helper()
 	for _, name := range tables {
-		var exists bool
-		if err := s.Pool().QueryRow(t.Context(), `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-			t.Fatalf("look up table %s: %v", name, err)
-		}
-		if exists != present {
+		if exists := tableExists(t, s, name); exists != present {
 			t.Errorf("table %s exists = %v, want %v", name, exists, present)
 		}
+	}
+}
+
+// tableExists says whether s's database has the table.
+func tableExists(t *testing.T, s *Store, table string) bool {
+	t.Helper()
+	var exists bool
+	if err := s.Pool().QueryRow(t.Context(), `SELECT to_regclass($1) IS NOT NULL`, table).Scan(&exists); err != nil {
+		t.Fatalf("look up table %s: %v", table, err)
+	}
+	return exists
+}
+
+// migrateDown undoes the migrations of dsn's database down to version (0: all of them).
+func migrateDown(t *testing.T, dsn string, version int64) {
+	t.Helper()
+	db, err := openSQL(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := newProvider(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), version); err != nil {
+		t.Fatalf("migrate down to %d: %v", version, err)
 	}
 }
 
@@ -237,18 +260,7 @@ func TestMigrate(t *testing.T) {
 
 	t.Run("DownAndUp", func(t *testing.T) {
 		dsn := migrated(t)
-		db, err := openSQL(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		p, err := newProvider(db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.DownTo(t.Context(), 0); err != nil {
-			t.Fatalf("migrate down to 0: %v", err)
-		}
+		migrateDown(t, dsn, 0)
 		s := openStore(t, dsn)
 		checkTables(t, s, false)
 		if err := Migrate(t.Context(), dsn); err != nil {
