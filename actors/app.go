@@ -482,17 +482,15 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 		a.addCell(cells[i])
 		a.alerts.know(&cells[i])
 	}
-	var sessions uint64
-	err = a.store.SessionWalks(ctx, &model.WalkQuery{App: a.app, From: RebuildWindow[0], To: RebuildWindow[1]},
-		func(_ uuid.UUID, events []model.WalkEvent) error {
-			sessions++
-			model.WalkSession(events, func(from string, at *model.WalkEvent) {
-				a.addMove(from, at.Screen, at.Timestamp, at.Version, false)
-			}, func(screen string, at *model.WalkEvent) {
-				a.addIssue(screen, at.GroupID, at.Class, at.Title, at.Timestamp, at.Version, false)
-			})
-			return nil
-		})
+	err = a.store.JourneyFacts(ctx, a.app, RebuildWindow[0], RebuildWindow[1], func(f *model.JourneyFact) error {
+		e := &f.Event
+		if f.IsMove() {
+			a.addMove(f.From, e.Screen, e.Timestamp, e.Version, false)
+		} else {
+			a.addIssue(f.From, e.GroupID, e.Class, e.Title, e.Timestamp, e.Version, false)
+		}
+		return nil
+	})
 	if err != nil {
 		a.reset()
 		return &actorpb.RebuildReply{Error: fmt.Sprintf("rebuild journeys of app %s: %v", a.identity, err)}
@@ -508,7 +506,7 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 		}
 	}
 	a.ready = true
-	return &actorpb.RebuildReply{Cells: uint64(a.ncells), Sessions: sessions}
+	return &actorpb.RebuildReply{Cells: uint64(a.ncells)}
 }
 
 func versionOf(v *actorpb.Version) model.AppVersion {

@@ -218,6 +218,39 @@ func WalkSession(events []WalkEvent, move func(from string, at *WalkEvent), issu
 	}
 }
 
+// JourneyFact is one thing a session's walk counts in journeys, as WalkSession reports it: a
+// first move, made by the screen event Event (Event.Screen is the screen entered, From the
+// screen left), or an issue event Event (Event.GroupID set) that happened on screen From ("" when
+// no screen was shown yet). Stores keep a session's facts so that a journey over a window reads
+// only the facts in it instead of walking every session again.
+type JourneyFact struct {
+	From  string
+	Event WalkEvent
+}
+
+// IsMove says whether f is a move (else it is an issue).
+func (f *JourneyFact) IsMove() bool { return f.Event.Screen != "" }
+
+// AppendJourneyFacts appends the facts of one session's walk events (ascending by time) to out,
+// in walk order.
+func AppendJourneyFacts(out []JourneyFact, events []WalkEvent) []JourneyFact {
+	WalkSession(events, func(from string, at *WalkEvent) {
+		out = append(out, JourneyFact{From: from, Event: *at})
+	}, func(screen string, at *WalkEvent) {
+		out = append(out, JourneyFact{From: screen, Event: *at})
+	})
+	return out
+}
+
+// AddFact counts one fact in g (AddTransition or AddIssue).
+func (g *JourneyGraph) AddFact(f *JourneyFact) {
+	if f.IsMove() {
+		g.AddTransition(f.From, f.Event.Screen)
+		return
+	}
+	g.AddIssue(f.From, JourneyKind(f.Event.Class), f.Event.GroupID, f.Event.Title)
+}
+
 // AddSessionWalk adds one session's moves and issues that keep accepts to g. With group set,
 // only the issues of that group count (the group journey plots).
 func (g *JourneyGraph) AddSessionWalk(events []WalkEvent, keep func(*WalkEvent) bool, group string) {

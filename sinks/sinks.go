@@ -163,6 +163,12 @@ type Analytics interface {
 	// slice. Sessions come in no particular order. fn's slice is reused after it returns. An
 	// error from fn stops the walk and is returned.
 	SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(session uuid.UUID, events []model.WalkEvent) error) error
+	// JourneyFacts calls fn with every journey fact (model.AppendJourneyFacts of a session's
+	// walk events, all of them at any time) of the app's sessions whose event time is in
+	// [from, to), in no particular order: the facts AddSessionWalk counts over SessionWalks of
+	// the window with KeepWalkEvent(from, to, nil). fn's fact is reused after it returns; an
+	// error from fn stops the walk and is returned.
+	JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error
 	// PathSessions returns, for the n sessions whose latest issue event of the group and class
 	// is the most recent (newest first; latest and most recent by timestamp, then event id),
 	// the session's events up to and including that issue event in that order (an event at its

@@ -380,11 +380,12 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	}
 	if by == "store" {
 		keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
-		err := a.Analytics.SessionWalks(r.Context(), &model.WalkQuery{App: app.ID, From: f.From, To: f.To},
-			func(_ uuid.UUID, events []model.WalkEvent) error {
-				g.AddSessionWalk(events, keep, "")
-				return nil
-			})
+		err := a.Analytics.JourneyFacts(r.Context(), app.ID, f.From, f.To, func(fact *model.JourneyFact) error {
+			if keep(&fact.Event) {
+				g.AddFact(fact)
+			}
+			return nil
+		})
 		if err != nil {
 			a.internal(w, "query journey", err)
 			return

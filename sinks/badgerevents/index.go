@@ -1,7 +1,8 @@
 package badgerevents
 
-// The issue index (tagIssue, see the package comment) of stores written before it: built from
-// their rows once, in bounded transactions, then marked complete.
+// Structures derived from the event rows that stores written before them lack (the issue
+// index, tagIssue, see the package comment; journey facts, journey.go): built from their rows
+// once, in bounded transactions, then marked complete.
 
 import (
 	"context"
@@ -21,66 +22,89 @@ var issueMarker = []byte(badgerdb.PrefixEvents + "m" + "issue-index v1")
 // indexChunk bounds the rows one build transaction reads, and so its conflict-tracking set.
 const indexChunk = 1 << 16
 
-// issueIndex is what a Store knows of the issue index.
-type issueIndex struct {
-	ready atomic.Bool // the marker is set: issue queries read the index
+// backfill is what a Store knows of one structure derived from its event rows (the issue
+// index, journey facts) that stores written before it lack: built from their rows once, in
+// bounded transactions (try), then marked complete (marker). Writes keep it from the start, and
+// a build applies each row idempotently, so a row written during a build is never wrong.
+type backfill struct {
+	marker []byte
+	// try applies, in one transaction, at most limit event rows (of every app) from the key
+	// from, and returns the key to resume from (nil at the end).
+	try   func(s *Store, head, from []byte, limit int) ([]byte, error)
+	ready atomic.Bool // the marker is set: queries read the structure
 	mu    sync.Mutex  // held while checking the marker or building
 	// resume is the row key an interrupted build of this Store goes on from (nil: the start).
-	// The rows before it have their copies, and writes keep them: the work is not redone.
+	// The rows before it are applied, and writes keep them: the work is not redone.
 	resume []byte
 }
 
-// Open returns a store over the node's shared database with its issue index complete: a store
-// written before the index gets it built first, which reads every event row once.
+// Open returns a store over the node's shared database with its issue index and journey facts
+// complete: a store written before either gets it built first, which reads every event row
+// once per structure.
 func Open(ctx context.Context, db *badger.DB) (*Store, error) {
 	s := New(db)
-	s.index.mu.Lock()
-	defer s.index.mu.Unlock()
-	if err := s.buildIssueIndex(ctx); err != nil {
-		return nil, fmt.Errorf("badgerevents: issue index: %w", err)
+	for _, b := range []*backfill{&s.index, &s.journey} {
+		b.mu.Lock()
+		err := s.build(ctx, b)
+		b.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("badgerevents: build %s: %w", b.marker[len(badgerdb.PrefixEvents)+1:], err)
+		}
 	}
 	return s, nil
 }
 
-// issuesIndexed says whether issue queries can read the issue index (else they read all rows).
-// The first call of a Store checks the marker and builds the index if it is missing; calls
-// meanwhile answer false rather than wait.
+// issuesIndexed says whether issue queries can read the issue index (else they read all rows);
+// see built.
 func (s *Store) issuesIndexed(ctx context.Context) (bool, error) {
-	if s.index.ready.Load() {
+	ok, err := s.built(ctx, &s.index)
+	if err != nil {
+		return false, fmt.Errorf("issue index: %w", err)
+	}
+	return ok, nil
+}
+
+// built says whether b is complete. The first call of a Store checks the marker and builds b if
+// it is missing; calls meanwhile answer false rather than wait.
+func (s *Store) built(ctx context.Context, b *backfill) (bool, error) {
+	if b.ready.Load() {
 		return true, nil
 	}
-	if !s.index.mu.TryLock() {
+	if !b.mu.TryLock() {
 		return false, nil
 	}
-	defer s.index.mu.Unlock()
-	if err := s.buildIssueIndex(ctx); err != nil {
-		return false, fmt.Errorf("issue index: %w", err)
+	defer b.mu.Unlock()
+	if err := s.build(ctx, b); err != nil {
+		return false, err
 	}
 	return true, nil
 }
 
-// buildIssueIndex, with index.mu held, copies every issue row that has no copy yet, then sets
-// the marker. Copies are writes like any other: a writer or deletion racing a build transaction
-// on the same row conflicts with it (the build reads the row, the writer reads its copy), and
-// copying a row twice stores it once. A build that stops (an error, a closed process) resumes
-// or restarts later.
-func (s *Store) buildIssueIndex(ctx context.Context) error {
-	if s.index.ready.Load() {
+// buildIssueIndex builds the issue index (tests); see build.
+func (s *Store) buildIssueIndex(ctx context.Context) error { return s.build(ctx, &s.index) }
+
+// build, with b.mu held, applies every event row not applied yet, then sets the marker. A
+// writer or deletion racing a build transaction on the same row conflicts with it (the build
+// reads the row), and applying a row twice changes nothing. A build that stops (an error, a
+// closed process) resumes or restarts later. A transaction that conflicts or outgrows Badger's
+// limits is retried with half as many rows.
+func (s *Store) build(ctx context.Context, b *backfill) error {
+	if b.ready.Load() {
 		return nil
 	}
 	err := s.db.View(func(txn *badger.Txn) error {
-		_, err := txn.Get(issueMarker)
+		_, err := txn.Get(b.marker)
 		return err
 	})
 	if err == nil {
-		s.index.ready.Store(true)
+		b.ready.Store(true)
 		return nil
 	}
 	if !errors.Is(err, badger.ErrKeyNotFound) {
 		return err
 	}
 	head := append([]byte(badgerdb.PrefixEvents), tagRow)
-	from := s.index.resume
+	from := b.resume
 	if from == nil {
 		from = head
 	}
@@ -89,8 +113,8 @@ func (s *Store) buildIssueIndex(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		next, err := s.tryIndexIssues(head, from, limit)
-		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
+		next, err := b.try(s, head, from, limit)
+		if (errors.Is(err, badger.ErrConflict) || errors.Is(err, badger.ErrTxnTooBig) && limit > 1) && attempt < maxConflictRetries {
 			attempt++
 			limit = max(limit/2, 1)
 			continue
@@ -99,12 +123,12 @@ func (s *Store) buildIssueIndex(ctx context.Context) error {
 			return err
 		}
 		from, attempt, limit = next, 0, min(limit*2, indexChunk)
-		s.index.resume = next
+		b.resume = next
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(issueMarker, nil) }); err != nil {
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(b.marker, nil) }); err != nil {
 		return err
 	}
-	s.index.ready.Store(true)
+	b.ready.Store(true)
 	return nil
 }
 

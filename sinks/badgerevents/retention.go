@@ -66,7 +66,8 @@ func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, 
 				return err
 			}
 			next, n, err = s.tryDelete(prefix, app, head, from, bound, limit)
-			if !errors.Is(err, badger.ErrConflict) || attempt >= maxConflictRetries {
+			tooBig := errors.Is(err, badger.ErrTxnTooBig) && n > 1 // long sessions' journey writes
+			if !errors.Is(err, badger.ErrConflict) && !tooBig || attempt >= maxConflictRetries {
 				break
 			}
 			limit = max(n/2, 1)
@@ -97,6 +98,7 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 	// leaves the earlier slices on the old array, which nothing writes again).
 	keys := make([]byte, 0, 64<<10)
 	var v rowView
+	var edits journeyEdits
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
 	for it.Seek(from); it.Valid(); it.Next() {
 		// Item adds the row to the transaction's reads: a concurrent rewrite of it conflicts,
@@ -109,15 +111,20 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		id := k[len(head)+8:]
 		ikLen := len(prefix) + 1 + 16 + len(id)
 		need, cnt := entrySize(len(k), 0)+entrySize(ikLen, 0), int64(2)
-		// A row whose value cannot be read may have a copy: it is deleted blindly.
-		issue := false
+		// A row whose value cannot be read may have a copy: it is deleted blindly. A walk
+		// event's step goes from its session's walk (journey.go).
+		issue, walk := false, false
+		var session uuid.UUID
 		if prefix == badgerdb.PrefixEvents {
 			if err := item.Value(func(val []byte) error {
 				var err error
-				issue, err = v.issueRow(val)
-				return err
+				if _, walk, err = v.walkRow(getTime(k[len(head):]), id, val); err != nil {
+					return err
+				}
+				issue, session = v.isIssueType(), v.e.SessionID
+				return nil
 			}); err != nil {
-				issue = true
+				issue, walk = true, false
 			}
 		}
 		if issue {
@@ -128,6 +135,12 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 			break
 		}
 		count, size, n = count+cnt, size+need, n+1
+		if walk {
+			if edits == nil {
+				edits = journeyEdits{}
+			}
+			edits.of(app, session).dropID([16]byte(id))
+		}
 		start := len(keys)
 		keys = append(keys, k...)
 		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
@@ -154,6 +167,9 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		return nil, 0, nil
 	}
 	if err := txn.Set(countKey(prefix, tagDel, app), binary.AppendUvarint(nil, uint64(n))); err != nil {
+		return nil, n, err
+	}
+	if err := applyJourney(txn, edits); err != nil {
 		return nil, n, err
 	}
 	if testHookBeforeDeleteCommit != nil {

@@ -9,6 +9,9 @@
 //	P d <app> <16B random>    → uvarint delta   rows deleted (DeleteBefore), subtracted by Count
 //	ev/ x <app> <time 8B> <id> → the row        issue index: a copy of each exception and anr row
 //	ev/ m issue-index v1       → empty          marker: every issue row has its copy
+//	ev/ w <app> <session>      → walk steps     a session's walk events (journey.go)
+//	ev/ j <app> <day 8B> <session> → facts      the journey facts of a session's day
+//	ev/ m journey v1           → empty          marker: every walk event has its step
 //
 // The issue index exists because issue queries (the crash and ANR group lists, their events,
 // distributions, filter values and paths) need only exception and anr rows, about 1% of real
@@ -39,6 +42,7 @@
 package badgerevents
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -55,16 +59,22 @@ import (
 
 // Store is the Badger EventStore. It does not own the DB.
 type Store struct {
-	db    *badger.DB
-	index issueIndex
+	db      *badger.DB
+	index   backfill // the issue index
+	journey backfill // journey facts (journey.go)
 }
 
 var _ sinks.EventStore = (*Store)(nil)
 
 // New returns a store over the node's shared database. A store written before the issue index
-// gets it built by its first issue query (which other issue queries do not wait for: they read
-// all rows meanwhile); Open builds it before it returns.
-func New(db *badger.DB) *Store { return &Store{db: db} }
+// or journey facts gets each built by the first query that reads it (which other queries do not
+// wait for: they read all rows meanwhile); Open builds both before it returns.
+func New(db *badger.DB) *Store {
+	s := &Store{db: db}
+	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
+	s.journey.marker, s.journey.try = journeyMarker, (*Store).tryJourney
+	return s
+}
 
 const (
 	tagRow   = 'r'
@@ -86,6 +96,10 @@ type row struct {
 	id    []byte // 16 bytes of an event id, or a span id's bytes
 	val   []byte
 	issue bool // an event of an issue type: the row has a copy in the issue index
+	// Events only: the row's session and, when walk is set, its walk step (journey.go).
+	session uuid.UUID
+	walk    bool
+	step    walkStep
 }
 
 func putTime(b []byte, ts int64) { binary.BigEndian.PutUint64(b, uint64(ts)^(1<<63)) }
@@ -130,7 +144,8 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 		arena = append(arena, e.ID[:]...)
 		arena = appendEvent(arena, e)
 		b := arena[start:len(arena):len(arena)]
-		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:], issue: isIssueType(e.Type)}
+		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:], issue: isIssueType(e.Type), session: e.SessionID}
+		rows[i].step, rows[i].walk = walkStepOf(e)
 	}
 	if err := s.write(ctx, badgerdb.PrefixEvents, rows); err != nil {
 		return fmt.Errorf("badgerevents: write %d events: %w", len(events), err)
@@ -184,13 +199,19 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 
 // commitSome writes a prefix of rows in one transaction, retrying it when it loses a race
 // with another writer, and returns how many rows it committed.
+// A transaction whose journey writes (long sessions) outgrow Badger's limits is retried with
+// half as many rows.
 func (s *Store) commitSome(ctx context.Context, prefix string, rows []row) (int, error) {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		n, err := s.tryCommit(prefix, rows)
-		if errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries {
+		switch {
+		case errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries:
+			continue
+		case errors.Is(err, badger.ErrTxnTooBig) && n > 1:
+			rows = rows[:n/2]
 			continue
 		}
 		return n, err
@@ -209,6 +230,13 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	maxSize := s.db.MaxBatchSize()*9/10 - 16*64
 	var count, size int64
 	var deltas []appDelta
+	var edits journeyEdits // made at the first walk event or rewrite
+	edit := func(session uuid.UUID, app uuid.UUID) *journeyEdit {
+		if edits == nil {
+			edits = journeyEdits{}
+		}
+		return edits.of(app, session)
+	}
 	// Keys and index values must stay untouched until Commit; they live in one arena.
 	keys := make([]byte, 0, min(len(rows), 4096)*(2*(len(prefix)+1+16)+8+16+8))
 	n := 0
@@ -236,6 +264,10 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		switch {
 		case errors.Is(err, badger.ErrKeyNotFound):
 			deltas = addDelta(deltas, r.app)
+			if r.walk {
+				ed := edit(r.session, r.app)
+				ed.add = append(ed.add, r.step)
+			}
 		case err != nil:
 			return 0, err
 		default:
@@ -250,6 +282,11 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 				return nil
 			}); err != nil {
 				return 0, err
+			}
+			if prefix == badgerdb.PrefixEvents {
+				if err := rewriteSteps(txn, r, old, edit); err != nil {
+					return 0, err
+				}
 			}
 			if old != r.ts {
 				start := len(keys)
@@ -289,7 +326,43 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 			return 0, err
 		}
 	}
+	if err := applyJourney(txn, edits); err != nil {
+		return n, err
+	}
 	return n, txn.Commit()
+}
+
+// rewriteSteps records in the journey edits what rewriting row r (stored before at time old)
+// changes: the old row's step goes (from the old row's session) and r's step comes. A row
+// written again unchanged changes nothing; only a rewrite reads the old row.
+func rewriteSteps(txn *badger.Txn, r *row, old int64, edit func(session, app uuid.UUID) *journeyEdit) error {
+	item, err := txn.Get(appendRowKey(nil, badgerdb.PrefixEvents, r.app, old, r.id))
+	if err != nil {
+		return fmt.Errorf("index points at a missing row: %w", err)
+	}
+	var v rowView
+	same := false
+	err = item.Value(func(val []byte) error {
+		if same = old == r.ts && bytes.Equal(val, r.val); same {
+			return nil
+		}
+		st, walk, err := v.walkRow(old, r.id, val)
+		if err != nil {
+			return rowErr(old, r.id, err)
+		}
+		if walk {
+			edit(v.e.SessionID, r.app).dropID(st.id)
+		}
+		return nil
+	})
+	if err != nil || same {
+		return err
+	}
+	if r.walk {
+		ed := edit(r.session, r.app)
+		ed.add = append(ed.add, r.step)
+	}
+	return nil
 }
 
 // deleteIssueCopy deletes the issue index's copy of the event row stored at ts, if it has one.

@@ -56,9 +56,16 @@ func TestAnalytics(t *testing.T) {
 			return badgerevents.New(openDB(t, ""))
 		})
 	})
+	// On disk the store is opened as the node opens it (Open): its issue index and journey
+	// facts are kept by the writes from the start. In memory (New) they are built from the rows
+	// by the first query that reads them.
 	t.Run("badger-disk", func(t *testing.T) {
 		eventstest.RunAnalytics(t, func(t *testing.T) eventstest.AnalyticsStore {
-			return badgerevents.New(openDB(t, t.TempDir()))
+			s, err := badgerevents.Open(t.Context(), openDB(t, t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
 		})
 	})
 }

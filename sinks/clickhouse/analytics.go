@@ -727,3 +727,8 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 	}
 	return out, nil
 }
+
+// JourneyFacts walks the sessions of the window (SessionWalks); see sinks.Analytics.
+func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error {
+	return sinks.WalkJourneyFacts(ctx, s.SessionWalks, app, from, to, fn)
+}

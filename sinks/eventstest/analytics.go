@@ -63,8 +63,11 @@ func RunAnalytics(t *testing.T, open func(t *testing.T) AnalyticsStore) {
 	t.Run("Metrics", func(t *testing.T) { testMetrics(t, s, d, w) })
 	t.Run("FilterValues", func(t *testing.T) { testFilterValues(t, s, d) })
 	t.Run("SessionWalks", func(t *testing.T) { testSessionWalks(t, s, d, w) })
+	t.Run("JourneyFacts", func(t *testing.T) { testJourneyFacts(t, s, d, w) })
 	t.Run("PathSessions", func(t *testing.T) { testPathSessions(t, s, d) })
 	t.Run("Distribution", func(t *testing.T) { testDistribution(t, s, d, w) })
+	// Last: it writes and deletes rows of an app of its own.
+	t.Run("JourneyChanges", func(t *testing.T) { testJourneyChanges(t, s) })
 }
 
 // anaWindows are app A's query windows, [from, to). Their bounds are timestamps of stored

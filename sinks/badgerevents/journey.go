@@ -1,0 +1,448 @@
+package badgerevents
+
+// Journey facts: each session's walk kept whole, and the facts it counts (model.JourneyFact)
+// filed by UTC day, so that a journey over a window reads the facts of its days instead of
+// walking every session that had an event in it (at 10M events that walk read every row of the
+// app and took 20 s).
+//
+//	ev/ w <app> <session>            → the session's walk steps, ascending by (time, id)
+//	ev/ j <app> <day 8B> <session>   → the session's facts of that UTC day, in walk order
+//	ev/ m journey v1                 → empty: every stored walk event has its step
+//
+// Both are written in the transaction that writes, rewrites or deletes the rows they come from
+// (applyJourney): the transaction reads the session's steps, merges its changes (steps are
+// identified by event id, so writing a row again changes nothing), walks the session again and
+// writes the facts of the days that changed. A row that arrives out of time order is merged
+// where it belongs, so the facts always equal a walk of the stored events in time order, which
+// is what SessionWalks gives. Two writers of one session conflict on its steps and one retries.
+// A session keeps at most maxSessionSteps steps, its earliest ones.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+)
+
+const (
+	tagWalk  = 'w'
+	tagFacts = 'j'
+	// maxSessionSteps bounds the steps a session keeps (about 60 bytes each), so that one
+	// session's walk fits a transaction with room to spare. A session with more walk events
+	// counts only its earliest maxSessionSteps in journeys.
+	maxSessionSteps = 20000
+	factDay         = int64(24 * time.Hour)
+	walkFormat      = 1
+)
+
+// journeyMarker says that every stored walk event has its step (stores written before journey
+// facts get them built, see index.go).
+var journeyMarker = []byte(badgerdb.PrefixEvents + "m" + "journey v1")
+
+// walkStep is one walk event of a session with its event id.
+type walkStep struct {
+	id [16]byte
+	w  model.WalkEvent
+}
+
+func stepOrder(a, b walkStep) int {
+	if c := cmp.Compare(a.w.Timestamp, b.w.Timestamp); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.id[:], b.id[:])
+}
+
+// sessionRef names a session of an app.
+type sessionRef struct{ app, session uuid.UUID }
+
+// journeyEdit is what one transaction changes of one session's walk: steps to remove (rows
+// rewritten or deleted) and steps to add (rows written), later adds of an id replacing earlier.
+type journeyEdit struct {
+	drop [][16]byte
+	add  []walkStep
+}
+
+// journeyEdits collects a transaction's edits per session.
+type journeyEdits map[sessionRef]*journeyEdit
+
+func (e journeyEdits) of(app, session uuid.UUID) *journeyEdit {
+	k := sessionRef{app, session}
+	ed := e[k]
+	if ed == nil {
+		ed = &journeyEdit{}
+		e[k] = ed
+	}
+	return ed
+}
+
+// dropID removes the step of id: an add of it earlier in the transaction goes too.
+func (ed *journeyEdit) dropID(id [16]byte) {
+	ed.add = slices.DeleteFunc(ed.add, func(s walkStep) bool { return s.id == id })
+	ed.drop = append(ed.drop, id)
+}
+
+func walkKey(app, session uuid.UUID) []byte {
+	return append(appendHead(make([]byte, 0, 3+1+32), badgerdb.PrefixEvents, tagWalk, app), session[:]...)
+}
+
+func factsHead(app uuid.UUID) []byte {
+	return appendHead(make([]byte, 0, 3+1+16+8+16), badgerdb.PrefixEvents, tagFacts, app)
+}
+
+func factsKey(app uuid.UUID, day int64, session uuid.UUID) []byte {
+	k := factsHead(app)
+	var t [8]byte
+	putTime(t[:], day)
+	return append(append(k, t[:]...), session[:]...)
+}
+
+// dayStart is the start of the UTC day holding ts; the first day that int64 holds in part
+// starts at math.MinInt64.
+func dayStart(ts int64) int64 {
+	d := ts % factDay
+	if d < 0 {
+		if ts < math.MinInt64+factDay {
+			return math.MinInt64
+		}
+		d += factDay
+	}
+	return ts - d
+}
+
+// applyJourney merges the edits into their sessions' steps and rewrites the facts that changed,
+// in txn. It returns Badger's errors as they are (ErrTxnTooBig when the transaction has no room).
+func applyJourney(txn *badger.Txn, edits journeyEdits) error {
+	for ref, ed := range edits {
+		if err := applySession(txn, ref, ed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
+	wk := walkKey(ref.app, ref.session)
+	var old []walkStep
+	item, err := txn.Get(wk)
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+	case err != nil:
+		return err
+	default:
+		if err := item.Value(func(v []byte) error {
+			old, err = decodeSteps(v)
+			return err
+		}); err != nil {
+			return fmt.Errorf("walk of session %s: %w", ref.session, err)
+		}
+	}
+	steps := mergeSteps(old, ed)
+	if slices.EqualFunc(old, steps, func(a, b walkStep) bool { return a == b }) {
+		return nil
+	}
+	if len(steps) == 0 {
+		err = txn.Delete(wk)
+	} else {
+		err = txn.Set(wk, encodeSteps(steps))
+	}
+	if err != nil {
+		return err
+	}
+	before, after := factsByDay(old), factsByDay(steps)
+	for d, b := range after {
+		if !bytes.Equal(before[d], b) {
+			if err := txn.Set(factsKey(ref.app, d, ref.session), b); err != nil {
+				return err
+			}
+		}
+	}
+	for d := range before {
+		if _, ok := after[d]; !ok {
+			if err := txn.Delete(factsKey(ref.app, d, ref.session)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mergeSteps is old without ed's dropped and re-added ids, plus ed's adds (the last of an id
+// wins), sorted, cut to maxSessionSteps.
+func mergeSteps(old []walkStep, ed *journeyEdit) []walkStep {
+	gone := make(map[[16]byte]bool, len(ed.drop)+len(ed.add))
+	for _, id := range ed.drop {
+		gone[id] = true
+	}
+	adds := make(map[[16]byte]int, len(ed.add))
+	for i := range ed.add {
+		gone[ed.add[i].id] = true
+		adds[ed.add[i].id] = i
+	}
+	out := make([]walkStep, 0, len(old)+len(adds))
+	for _, s := range old {
+		if !gone[s.id] {
+			out = append(out, s)
+		}
+	}
+	for i := range ed.add {
+		if adds[ed.add[i].id] == i {
+			out = append(out, ed.add[i])
+		}
+	}
+	slices.SortFunc(out, stepOrder)
+	if len(out) > maxSessionSteps {
+		out = out[:maxSessionSteps]
+	}
+	return out
+}
+
+// factsByDay walks the steps and encodes their facts per UTC day.
+func factsByDay(steps []walkStep) map[int64][]byte {
+	if len(steps) == 0 {
+		return nil
+	}
+	events := make([]model.WalkEvent, len(steps))
+	for i := range steps {
+		events[i] = steps[i].w
+	}
+	out := map[int64][]byte{}
+	for _, f := range model.AppendJourneyFacts(nil, events) {
+		d := dayStart(f.Event.Timestamp)
+		b := out[d]
+		if b == nil {
+			b = []byte{walkFormat}
+		}
+		out[d] = appendFact(b, &f)
+	}
+	return out
+}
+
+func appendWalkEvent(b []byte, w *model.WalkEvent) []byte {
+	b = binary.AppendVarint(b, w.Timestamp)
+	b = appendStr(b, w.Version.Name)
+	b = appendStr(b, w.Version.Code)
+	if w.Screen != "" {
+		return appendStr(append(b, 0), w.Screen)
+	}
+	b = append(b, byte(w.Class))
+	return appendStr(appendStr(b, w.GroupID), w.Title)
+}
+
+func (r *reader) walkEvent(w *model.WalkEvent) {
+	w.Timestamp = r.varint()
+	w.Version.Name, w.Version.Code = r.str(), r.str()
+	w.Screen, w.GroupID, w.Title, w.Class = "", "", "", 0
+	switch c := r.byte(); c {
+	case 0:
+		w.Screen = r.str()
+		if w.Screen == "" {
+			r.fail()
+		}
+	case byte(model.ClassCrash), byte(model.ClassANR):
+		w.Class = model.IssueClass(c)
+		w.GroupID, w.Title = r.str(), r.str()
+	default:
+		r.fail()
+	}
+}
+
+func encodeSteps(steps []walkStep) []byte {
+	b := binary.AppendUvarint(append(make([]byte, 0, len(steps)*64), walkFormat), uint64(len(steps)))
+	for i := range steps {
+		b = append(b, steps[i].id[:]...)
+		b = appendWalkEvent(b, &steps[i].w)
+	}
+	return b
+}
+
+// decodeSteps decodes a session's steps; their strings are copies, not the value's bytes.
+func decodeSteps(v []byte) ([]walkStep, error) {
+	r := reader{s: string(v)}
+	if r.byte() != walkFormat {
+		r.fail()
+	}
+	out := make([]walkStep, r.count(20))
+	for i := range out {
+		copy(out[i].id[:], r.uuidBytes())
+		r.walkEvent(&out[i].w)
+	}
+	if r.err == nil && r.i != len(r.s) {
+		r.fail()
+	}
+	return out, r.err
+}
+
+func (r *reader) uuidBytes() string {
+	if len(r.s)-r.i < 16 {
+		r.fail()
+		return ""
+	}
+	r.i += 16
+	return r.s[r.i-16 : r.i]
+}
+
+func appendFact(b []byte, f *model.JourneyFact) []byte {
+	return appendWalkEvent(appendStr(b, f.From), &f.Event)
+}
+
+// eachFact decodes a day's facts of a session, calling fn with each; strings alias s.
+func eachFact(s string, fn func(f *model.JourneyFact) error) error {
+	r := reader{s: s}
+	if r.byte() != walkFormat {
+		r.fail()
+	}
+	var f model.JourneyFact
+	for r.err == nil && r.i < len(r.s) {
+		f.From = r.str()
+		r.walkEvent(&f.Event)
+		if r.err != nil {
+			break
+		}
+		if err := fn(&f); err != nil {
+			return err
+		}
+	}
+	return r.err
+}
+
+// JourneyFacts calls fn with the facts of the app's sessions in [from, to); see sinks.Analytics.
+// It reads the facts filed under the days the window touches, and keeps those inside it. Until
+// a store written before journey facts has them built, it walks the sessions (SessionWalks).
+func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error {
+	if from >= to {
+		return nil
+	}
+	ready, err := s.built(ctx, &s.journey)
+	if err != nil {
+		return fmt.Errorf("badgerevents: journey facts of app %s: %w", app, err)
+	}
+	if !ready {
+		return sinks.WalkJourneyFacts(ctx, s.SessionWalks, app, from, to, fn)
+	}
+	head := factsHead(app)
+	lo := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
+	putTime(lo[len(head):], dayStart(from))
+	last := dayStart(to - 1)
+	var fnErr error
+	err = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: true, PrefetchSize: 256})
+		defer it.Close()
+		n := 0
+		for it.Seek(lo); it.Valid(); it.Next() {
+			if n++; n%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			item := it.Item()
+			k := item.Key()
+			if len(k) != len(head)+8+16 {
+				return fmt.Errorf("%w: journey facts key of %d bytes", errCorrupt, len(k))
+			}
+			if getTime(k[len(head):]) > last {
+				return nil
+			}
+			// One copy of the value per session and day: the facts' strings may outlive it.
+			if err := item.Value(func(v []byte) error {
+				return eachFact(string(v), func(f *model.JourneyFact) error {
+					if f.Event.Timestamp < from || f.Event.Timestamp >= to {
+						return nil
+					}
+					fnErr = fn(f)
+					return fnErr
+				})
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return fmt.Errorf("badgerevents: journey facts of app %s: %w", app, err)
+	}
+	return nil
+}
+
+// walkStepOf is the step of an event row being written, ok false when it is no walk event.
+func walkStepOf(e *model.Event) (walkStep, bool) {
+	w, ok := walkEvent(e)
+	return walkStep{id: e.ID, w: w}, ok
+}
+
+// walkRow decodes an event row as far as its walk step (and session) and says whether it is a
+// walk event. The step's strings alias val.
+func (v *rowView) walkRow(ts int64, id, val []byte) (walkStep, bool, error) {
+	if err := v.head(ts, id, val); err != nil {
+		return walkStep{}, false, err
+	}
+	if err := v.rest(false); err != nil {
+		return walkStep{}, false, err
+	}
+	st, ok := walkStepOf(&v.e)
+	return st, ok, nil
+}
+
+// tryJourney applies, in one transaction, the walk events among at most limit event rows (of
+// every app) from the key from to their sessions' steps and facts (the journey backfill). It
+// returns the key to resume from, nil at the end.
+func (s *Store) tryJourney(head, from []byte, limit int) ([]byte, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	edits := journeyEdits{}
+	var next []byte
+	var v rowView
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
+	n := 0
+	for it.Seek(from); it.Valid(); it.Next() {
+		// Item adds the row to the transaction's reads: a concurrent rewrite or deletion of
+		// it conflicts, so no step outlives its row.
+		item := it.Item()
+		k := item.Key()
+		if n >= limit {
+			next = append([]byte(nil), k...)
+			break
+		}
+		n++
+		if len(k) != len(head)+16+8+idLen {
+			it.Close()
+			return nil, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
+		}
+		ts, id := getTime(k[len(head)+16:]), k[len(head)+16+8:]
+		val, err := item.ValueCopy(nil) // the step's strings alias it until the commit
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		st, walk, err := v.walkRow(ts, id, val)
+		if err != nil {
+			it.Close()
+			return nil, rowErr(ts, id, err)
+		}
+		if walk {
+			var app uuid.UUID
+			copy(app[:], k[len(head):])
+			ed := edits.of(app, v.e.SessionID)
+			ed.add = append(ed.add, st)
+		}
+	}
+	it.Close()
+	if err := applyJourney(txn, edits); err != nil {
+		return nil, err
+	}
+	return next, txn.Commit()
+}
