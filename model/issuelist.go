@@ -200,29 +200,11 @@ func JourneyKind(c IssueClass) string {
 	return ""
 }
 
-// WalkSession replays one session's walk events (ascending by time) and reports each first
-// move, with the event that made it, and each issue with the screen it happened on.
-func WalkSession(events []WalkEvent, move func(from string, at *WalkEvent), issue func(screen string, at *WalkEvent)) {
-	var w Walk
-	for i := range events {
-		e := &events[i]
-		if e.Screen != "" {
-			if from, first := w.Step(e.Screen); first {
-				move(from, e)
-			}
-			continue
-		}
-		if e.GroupID != "" && JourneyKind(e.Class) != "" {
-			issue(w.Screen, e)
-		}
-	}
-}
-
-// JourneyFact is one thing a session's walk counts in journeys, as WalkSession reports it: a
-// first move, made by the screen event Event (Event.Screen is the screen entered, From the
-// screen left), or an issue event Event (Event.GroupID set) that happened on screen From ("" when
-// no screen was shown yet). Stores keep a session's facts so that a journey over a window reads
-// only the facts in it instead of walking every session again.
+// JourneyFact is one thing a session's walk counts in journeys: a first move, made by the
+// screen event Event (Event.Screen is the screen entered, From the screen left), or an issue
+// event Event (Event.GroupID set, a class with a JourneyKind) that happened on screen From (""
+// when no screen was shown yet). Stores keep a session's facts so that a journey over a window
+// reads only the facts in it instead of walking every session again.
 type JourneyFact struct {
 	From  string
 	Event WalkEvent
@@ -231,15 +213,30 @@ type JourneyFact struct {
 // IsMove says whether f is a move (else it is an issue).
 func (f *JourneyFact) IsMove() bool { return f.Event.Screen != "" }
 
-// AppendJourneyFacts appends the facts of one session's walk events (ascending by time) to out,
-// in walk order.
-func AppendJourneyFacts(out []JourneyFact, events []WalkEvent) []JourneyFact {
-	WalkSession(events, func(from string, at *WalkEvent) {
-		out = append(out, JourneyFact{From: from, Event: *at})
-	}, func(screen string, at *WalkEvent) {
-		out = append(out, JourneyFact{From: screen, Event: *at})
-	})
+// AppendFacts walks on over events (ascending by time, all after those walked so far) and
+// appends their facts to out: each first move with the event that made it, and each issue with
+// the screen it happened on.
+func (w *Walk) AppendFacts(out []JourneyFact, events []WalkEvent) []JourneyFact {
+	for i := range events {
+		e := &events[i]
+		if e.Screen != "" {
+			if from, first := w.Step(e.Screen); first {
+				out = append(out, JourneyFact{From: from, Event: *e})
+			}
+			continue
+		}
+		if e.GroupID != "" && JourneyKind(e.Class) != "" {
+			out = append(out, JourneyFact{From: w.Screen, Event: *e})
+		}
+	}
 	return out
+}
+
+// AppendJourneyFacts appends the facts of one session's walk events (all of them, ascending by
+// time) to out, in walk order.
+func AppendJourneyFacts(out []JourneyFact, events []WalkEvent) []JourneyFact {
+	var w Walk
+	return w.AppendFacts(out, events)
 }
 
 // AddFact counts one fact in g (AddTransition or AddIssue).
@@ -254,15 +251,11 @@ func (g *JourneyGraph) AddFact(f *JourneyFact) {
 // AddSessionWalk adds one session's moves and issues that keep accepts to g. With group set,
 // only the issues of that group count (the group journey plots).
 func (g *JourneyGraph) AddSessionWalk(events []WalkEvent, keep func(*WalkEvent) bool, group string) {
-	WalkSession(events, func(from string, at *WalkEvent) {
-		if keep(at) {
-			g.AddTransition(from, at.Screen)
+	for _, f := range AppendJourneyFacts(nil, events) {
+		if keep(&f.Event) && (f.IsMove() || group == "" || f.Event.GroupID == group) {
+			g.AddFact(&f)
 		}
-	}, func(screen string, at *WalkEvent) {
-		if keep(at) && (group == "" || at.GroupID == group) {
-			g.AddIssue(screen, JourneyKind(at.Class), at.GroupID, at.Title)
-		}
-	})
+	}
 }
 
 // KeepWalkEvent is the journey window: events in [from, to) of one of versions (any when empty).

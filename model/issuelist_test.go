@@ -194,7 +194,7 @@ func TestPageGroupsWalk(t *testing.T) {
 	}
 }
 
-func TestWalkSession(t *testing.T) {
+func TestJourneyFacts(t *testing.T) {
 	v := AppVersion{"1", "1"}
 	ev := func(ts int64, screen string) WalkEvent { return WalkEvent{Timestamp: ts, Version: v, Screen: screen} }
 	crash := WalkEvent{Timestamp: 9, Version: v, GroupID: "g", Class: ClassCrash, Title: "T@f"}
@@ -203,11 +203,22 @@ func TestWalkSession(t *testing.T) {
 	events := []WalkEvent{anrBefore, ev(1, "A"), ev(2, "A"), ev(3, "B"), ev(4, "A"), ev(5, "B"), ev(6, "C"), crash, handled}
 	var moves []string
 	var issues []string
-	WalkSession(events, func(from string, at *WalkEvent) {
-		moves = append(moves, from+">"+at.Screen)
-	}, func(screen string, at *WalkEvent) {
-		issues = append(issues, at.GroupID+"@"+screen)
-	})
+	facts := AppendJourneyFacts(nil, events)
+	for _, f := range facts {
+		if f.IsMove() {
+			moves = append(moves, f.From+">"+f.Event.Screen)
+		} else {
+			issues = append(issues, f.Event.GroupID+"@"+f.From)
+		}
+	}
+	// Walking on from any point gives the same facts as walking the whole session.
+	for cut := range events {
+		var w Walk
+		got := w.AppendFacts(w.AppendFacts(nil, events[:cut]), events[cut:])
+		if !reflect.DeepEqual(got, facts) {
+			t.Errorf("walked in two parts at %d: %v, want %v", cut, got, facts)
+		}
+	}
 	if want := []string{"A>B", "B>A", "B>C"}; !reflect.DeepEqual(moves, want) {
 		t.Errorf("moves %v, want %v", moves, want)
 	}

@@ -1429,7 +1429,7 @@ func (x *IssueCell) GetFirstTime() int64 {
 
 // SessionUpdate tells an app actor what one batch of a session adds to its aggregates: the
 // session's first moves between screens and the screens its crashes and ANRs happened on
-// (model.WalkSession), and its issue events not counted before, as day cells.
+// (model.Walk.AppendFacts), and its issue events not counted before, as day cells.
 type SessionUpdate struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Moves         []*JourneyMove         `protobuf:"bytes,1,rep,name=moves,proto3" json:"moves,omitempty"`
@@ -2022,7 +2022,7 @@ type RebuildReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Error         string                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
 	Cells         uint64                 `protobuf:"varint,2,opt,name=cells,proto3" json:"cells,omitempty"`
-	Sessions      uint64                 `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"`
+	Sessions      uint64                 `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"` // no longer set: rebuilds read journey facts, not sessions
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

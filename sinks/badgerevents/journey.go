@@ -27,6 +27,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -132,44 +133,71 @@ func applyJourney(txn *badger.Txn, edits journeyEdits) error {
 	return nil
 }
 
+// walkHead is what a session's walk value says before its steps: how many there are, the
+// last of them (the order appended steps must follow) and the walk's state after them, so that
+// steps arriving in time order are walked on without reading the earlier ones.
+type walkHead struct {
+	n    int
+	last walkStep // the last step's time and id (its event is not kept)
+	walk model.Walk
+}
+
+// walkValue is a session's walk as stored: its head and its steps' encoding.
+type walkValue struct {
+	head  walkHead
+	steps []byte // the encoded steps (16-byte id, then the walk event), ascending
+}
+
 func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
 	wk := walkKey(ref.app, ref.session)
-	var old []walkStep
+	var old walkValue
 	item, err := txn.Get(wk)
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
 	case err != nil:
 		return err
 	default:
-		if err := item.Value(func(v []byte) error {
-			old, err = decodeSteps(v)
-			return err
-		}); err != nil {
+		val, err := item.ValueCopy(nil) // the head's strings alias it
+		if err == nil {
+			old, err = decodeWalk(val)
+		}
+		if err != nil {
 			return fmt.Errorf("walk of session %s: %w", ref.session, err)
 		}
 	}
-	steps := mergeSteps(old, ed)
-	if slices.EqualFunc(old, steps, func(a, b walkStep) bool { return a == b }) {
+	adds := lastAdds(ed.add)
+	if len(ed.drop) == 0 && len(adds) > 0 && old.head.n+len(adds) <= maxSessionSteps &&
+		(old.head.n == 0 || stepOrder(old.head.last, adds[0]) < 0) {
+		return appendSession(txn, ref, wk, old, adds)
+	}
+	// Out of order, rewritten or deleted steps: merge and walk the whole session again.
+	before, err := decodeSteps(old)
+	if err != nil {
+		return fmt.Errorf("walk of session %s: %w", ref.session, err)
+	}
+	steps := mergeSteps(before, ed.drop, adds)
+	if slices.Equal(before, steps) {
 		return nil
 	}
+	oldFacts, _ := factsByDay(before)
+	newFacts, walk := factsByDay(steps)
 	if len(steps) == 0 {
 		err = txn.Delete(wk)
 	} else {
-		err = txn.Set(wk, encodeSteps(steps))
+		err = txn.Set(wk, encodeWalk(walkHead{n: len(steps), last: steps[len(steps)-1], walk: walk}, nil, steps))
 	}
 	if err != nil {
 		return err
 	}
-	before, after := factsByDay(old), factsByDay(steps)
-	for d, b := range after {
-		if !bytes.Equal(before[d], b) {
+	for d, b := range newFacts {
+		if !bytes.Equal(oldFacts[d], b) {
 			if err := txn.Set(factsKey(ref.app, d, ref.session), b); err != nil {
 				return err
 			}
 		}
 	}
-	for d := range before {
-		if _, ok := after[d]; !ok {
+	for d := range oldFacts {
+		if _, ok := newFacts[d]; !ok {
 			if err := txn.Delete(factsKey(ref.app, d, ref.session)); err != nil {
 				return err
 			}
@@ -178,17 +206,69 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
 	return nil
 }
 
-// mergeSteps is old without ed's dropped and re-added ids, plus ed's adds (the last of an id
-// wins), sorted, cut to maxSessionSteps.
-func mergeSteps(old []walkStep, ed *journeyEdit) []walkStep {
-	gone := make(map[[16]byte]bool, len(ed.drop)+len(ed.add))
-	for _, id := range ed.drop {
+// appendSession walks on over adds, all after the session's last step: the stored steps are
+// copied as they are, and the new facts are appended to their days' facts.
+func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, adds []walkStep) error {
+	events := make([]model.WalkEvent, len(adds))
+	for i := range adds {
+		events[i] = adds[i].w
+	}
+	walk := old.head.walk
+	walk.Edges = slices.Clip(walk.Edges) // Step appends: never onto the decoded value's slice
+	facts := walk.AppendFacts(nil, events)
+	head := walkHead{n: old.head.n + len(adds), last: adds[len(adds)-1], walk: walk}
+	if err := txn.Set(wk, encodeWalk(head, old.steps, adds)); err != nil {
+		return err
+	}
+	for i := 0; i < len(facts); {
+		d := dayStart(facts[i].Event.Timestamp)
+		fk := factsKey(ref.app, d, ref.session)
+		b := []byte{walkFormat}
+		item, err := txn.Get(fk)
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return err
+		default:
+			if b, err = item.ValueCopy(make([]byte, 0, int(item.ValueSize())+64*(len(facts)-i))); err != nil {
+				return err
+			}
+		}
+		for ; i < len(facts) && dayStart(facts[i].Event.Timestamp) == d; i++ {
+			b = appendFact(b, &facts[i])
+		}
+		if err := txn.Set(fk, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastAdds is adds with only the last add of each id, sorted.
+func lastAdds(adds []walkStep) []walkStep {
+	last := make(map[[16]byte]int, len(adds))
+	for i := range adds {
+		last[adds[i].id] = i
+	}
+	out := make([]walkStep, 0, len(last))
+	for i := range adds {
+		if last[adds[i].id] == i {
+			out = append(out, adds[i])
+		}
+	}
+	slices.SortFunc(out, stepOrder)
+	return out
+}
+
+// mergeSteps is old without the dropped and added ids, plus adds (one per id), sorted, cut to
+// maxSessionSteps.
+func mergeSteps(old []walkStep, drop [][16]byte, adds []walkStep) []walkStep {
+	gone := make(map[[16]byte]bool, len(drop)+len(adds))
+	for _, id := range drop {
 		gone[id] = true
 	}
-	adds := make(map[[16]byte]int, len(ed.add))
-	for i := range ed.add {
-		gone[ed.add[i].id] = true
-		adds[ed.add[i].id] = i
+	for i := range adds {
+		gone[adds[i].id] = true
 	}
 	out := make([]walkStep, 0, len(old)+len(adds))
 	for _, s := range old {
@@ -196,11 +276,7 @@ func mergeSteps(old []walkStep, ed *journeyEdit) []walkStep {
 			out = append(out, s)
 		}
 	}
-	for i := range ed.add {
-		if adds[ed.add[i].id] == i {
-			out = append(out, ed.add[i])
-		}
-	}
+	out = append(out, adds...)
 	slices.SortFunc(out, stepOrder)
 	if len(out) > maxSessionSteps {
 		out = out[:maxSessionSteps]
@@ -208,17 +284,19 @@ func mergeSteps(old []walkStep, ed *journeyEdit) []walkStep {
 	return out
 }
 
-// factsByDay walks the steps and encodes their facts per UTC day.
-func factsByDay(steps []walkStep) map[int64][]byte {
+// factsByDay walks the steps and encodes their facts per UTC day; it returns the walk's end
+// state too.
+func factsByDay(steps []walkStep) (map[int64][]byte, model.Walk) {
+	var walk model.Walk
 	if len(steps) == 0 {
-		return nil
+		return nil, walk
 	}
 	events := make([]model.WalkEvent, len(steps))
 	for i := range steps {
 		events[i] = steps[i].w
 	}
 	out := map[int64][]byte{}
-	for _, f := range model.AppendJourneyFacts(nil, events) {
+	for _, f := range walk.AppendFacts(nil, events) {
 		d := dayStart(f.Event.Timestamp)
 		b := out[d]
 		if b == nil {
@@ -226,7 +304,7 @@ func factsByDay(steps []walkStep) map[int64][]byte {
 		}
 		out[d] = appendFact(b, &f)
 	}
-	return out
+	return out, walk
 }
 
 func appendWalkEvent(b []byte, w *model.WalkEvent) []byte {
@@ -258,8 +336,20 @@ func (r *reader) walkEvent(w *model.WalkEvent) {
 	}
 }
 
-func encodeSteps(steps []walkStep) []byte {
-	b := binary.AppendUvarint(append(make([]byte, 0, len(steps)*64), walkFormat), uint64(len(steps)))
+// encodeWalk is a walk value: the head, then the steps already encoded (stored), then steps.
+//
+//	format, n, last time, last id, screen, edge count, edges…, steps…
+func encodeWalk(h walkHead, stored []byte, steps []walkStep) []byte {
+	b := make([]byte, 0, 64+len(stored)+len(steps)*64)
+	b = binary.AppendUvarint(append(b, walkFormat), uint64(h.n))
+	b = binary.AppendVarint(b, h.last.w.Timestamp)
+	b = append(b, h.last.id[:]...)
+	b = appendStr(b, h.walk.Screen)
+	b = binary.AppendUvarint(b, uint64(len(h.walk.Edges)))
+	for _, e := range h.walk.Edges {
+		b = appendStr(b, e)
+	}
+	b = append(b, stored...)
 	for i := range steps {
 		b = append(b, steps[i].id[:]...)
 		b = appendWalkEvent(b, &steps[i].w)
@@ -267,13 +357,32 @@ func encodeSteps(steps []walkStep) []byte {
 	return b
 }
 
-// decodeSteps decodes a session's steps; their strings are copies, not the value's bytes.
-func decodeSteps(v []byte) ([]walkStep, error) {
-	r := reader{s: string(v)}
+// decodeWalk reads a walk value's head; its strings alias v.
+func decodeWalk(v []byte) (walkValue, error) {
+	r := reader{s: unsafe.String(unsafe.SliceData(v), len(v))}
 	if r.byte() != walkFormat {
 		r.fail()
 	}
-	out := make([]walkStep, r.count(20))
+	var w walkValue
+	w.head.n = r.count(20)
+	w.head.last.w.Timestamp = r.varint()
+	copy(w.head.last.id[:], r.uuidBytes())
+	w.head.walk.Screen = r.str()
+	w.head.walk.Edges = make([]string, r.count(1))
+	for i := range w.head.walk.Edges {
+		w.head.walk.Edges[i] = r.str()
+	}
+	if r.err != nil {
+		return walkValue{}, r.err
+	}
+	w.steps = v[r.i:]
+	return w, nil
+}
+
+// decodeSteps decodes a walk value's steps; their strings alias the value.
+func decodeSteps(w walkValue) ([]walkStep, error) {
+	r := reader{s: unsafe.String(unsafe.SliceData(w.steps), len(w.steps))}
+	out := make([]walkStep, w.head.n)
 	for i := range out {
 		copy(out[i].id[:], r.uuidBytes())
 		r.walkEvent(&out[i].w)

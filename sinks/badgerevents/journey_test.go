@@ -3,6 +3,8 @@ package badgerevents
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
 // The contract's suite (eventstest) covers writes out of order, replays and retention; these
@@ -195,5 +198,65 @@ func TestJourneyBuild(t *testing.T) {
 	s = openStore(t, db)
 	if got := factSet(t, s.JourneyFacts, app, minTime, 1<<62); !slices.Equal(got, want) {
 		t.Errorf("after the build: %d facts, want %d\n got  %q\n want %q", len(got), len(want), got, want)
+	}
+}
+
+// BenchmarkJourney1M is the app journey over a store of 1M events shaped like the recorded SDK
+// traffic (synthetic copies of every fixture batch, eventstest.Copies) spread over 30 days, on
+// disk: the last 7 days read from journey facts, and walked from the rows (SessionWalks, what
+// the journey did before facts). facts/s counts the facts of the window.
+func BenchmarkJourney1M(b *testing.B) {
+	const n, chunk = 1_000_000, 10_000
+	db, err := badgerdb.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s, err := Open(context.Background(), db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	app := uuid.New()
+	paths, err := filepath.Glob(filepath.Join(eventstest.FixturesDir(b), "batch_*.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bodies [][]model.Event
+	for _, p := range paths {
+		evs, _ := eventstest.FixtureBatch(b, app, filepath.Base(p))
+		bodies = append(bodies, evs)
+	}
+	end := time.Date(2026, 7, 31, 0, 0, 0, 0, time.UTC)
+	copies := eventstest.NewCopies(bodies, app, end, 30*24*time.Hour, rand.New(rand.NewPCG(3, 5)))
+	var buf []model.Event
+	for i := 0; i < n; i += chunk {
+		buf = copies.Append(buf[:0], chunk)
+		writeEvents(b, s, buf)
+	}
+	if err := db.Flatten(2); err != nil {
+		b.Fatal(err)
+	}
+	from, to := end.Add(-7*24*time.Hour).UnixNano(), end.UnixNano()
+	for _, c := range []struct {
+		name  string
+		facts factsFunc
+	}{{"facts-7d", s.JourneyFacts}, {"walked-7d", walked(s)}} {
+		b.Run(c.name, func(b *testing.B) {
+			var count int
+			b.ReportAllocs()
+			for b.Loop() {
+				count = 0
+				if err := c.facts(context.Background(), app, from, to, func(*model.JourneyFact) error {
+					count++
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if count == 0 {
+				b.Fatal("no facts")
+			}
+			b.ReportMetric(float64(count), "facts")
+		})
 	}
 }
