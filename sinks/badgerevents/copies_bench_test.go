@@ -3,7 +3,6 @@ package badgerevents
 import (
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,15 +28,7 @@ func BenchmarkWriteCopies(b *testing.B) {
 		b.Fatal(err)
 	}
 	app := uuid.New()
-	paths, err := filepath.Glob(filepath.Join(eventstest.FixturesDir(b), "batch_*.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var bodies [][]model.Event
-	for _, p := range paths {
-		evs, _ := eventstest.FixtureBatch(b, app, filepath.Base(p))
-		bodies = append(bodies, evs)
-	}
+	bodies := eventstest.FixtureBodies(b, app)
 	copies := eventstest.NewCopies(bodies, app, time.Now(), 24*time.Hour, rand.New(rand.NewPCG(1, 2)))
 	var buf []model.Event
 	b.ReportAllocs()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/sinks/badgerdb"
 )
@@ -132,6 +133,36 @@ func (s *Store) build(ctx context.Context, b *backfill) error {
 	return nil
 }
 
+// buildRows calls fn, in txn, with the event rows (of every app) from the key from: their key
+// (app, time and id parts), and the item, which adds the row to the transaction's reads so
+// that a concurrent rewrite or deletion of it conflicts with the build. It stops after limit
+// rows, or at a row fn declines (false), and returns the key to resume from, nil at the end.
+func buildRows(txn *badger.Txn, head, from []byte, limit int, fn func(item *badger.Item, app uuid.UUID, ts int64, id []byte) (bool, error)) ([]byte, error) {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
+	defer it.Close()
+	n := 0
+	for it.Seek(from); it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if len(k) != len(head)+16+8+idLen {
+			return nil, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
+		}
+		ok := n < limit
+		if ok {
+			ts, id := getTime(k[len(head)+16:]), k[len(head)+16+8:]
+			var err error
+			if ok, err = fn(item, uuid.UUID(k[len(head):len(head)+16]), ts, id); err != nil {
+				return nil, rowErr(ts, id, err)
+			}
+		}
+		if !ok {
+			return append([]byte(nil), k...), nil
+		}
+		n++
+	}
+	return nil, nil
+}
+
 // tryIndexIssues copies, in one transaction, the issue rows among the event rows (of every app)
 // from the key `from`: at most limit rows read, and as many copies as the transaction's size
 // limits allow. It returns the key to resume from, nil at the end.
@@ -141,26 +172,11 @@ func (s *Store) tryIndexIssues(head, from []byte, limit int) ([]byte, error) {
 	maxCount := s.db.MaxBatchCount()*9/10 - 1
 	maxSize := s.db.MaxBatchSize()*9/10 - 64
 	var count, size int64
-	var next []byte
 	// Keys and values set must stay untouched until Commit; they live in one arena (a
 	// reallocation leaves the earlier slices on the old array, which nothing writes again).
 	arena := make([]byte, 0, 64<<10)
 	var v rowView
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
-	n := 0
-	for it.Seek(from); it.Valid(); it.Next() {
-		// Item adds the row to the transaction's reads: a concurrent rewrite or deletion of
-		// it conflicts, so no copy outlives its row.
-		item := it.Item()
-		k := item.Key()
-		if n >= limit {
-			next = append([]byte(nil), k...)
-			break
-		}
-		if len(k) != len(head)+16+8+idLen {
-			it.Close()
-			return nil, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
-		}
+	next, err := buildRows(txn, head, from, limit, func(item *badger.Item, _ uuid.UUID, _ int64, _ []byte) (bool, error) {
 		var val []byte
 		if err := item.Value(func(b []byte) error {
 			issue, err := v.issueRow(b)
@@ -170,29 +186,24 @@ func (s *Store) tryIndexIssues(head, from []byte, limit int) ([]byte, error) {
 				val = arena[start:len(arena):len(arena)]
 			}
 			return err
-		}); err != nil {
-			it.Close()
-			return nil, rowErr(getTime(k[len(head)+16:]), k[len(head)+16+8:], err)
+		}); err != nil || val == nil {
+			return true, err
 		}
-		if val != nil {
-			need := entrySize(len(k), len(val))
-			if n > 0 && (count+1 > maxCount || size+need > maxSize) {
-				next = append([]byte(nil), k...)
-				break
-			}
-			count, size = count+1, size+need
-			start := len(arena)
-			arena = append(arena, k...)
-			xk := arena[start:len(arena):len(arena)]
-			xk[len(badgerdb.PrefixEvents)] = tagIssue
-			if err := txn.Set(xk, val); err != nil {
-				it.Close()
-				return nil, err
-			}
+		k := item.Key()
+		need := entrySize(len(k), len(val))
+		if count > 0 && (count+1 > maxCount || size+need > maxSize) {
+			return false, nil
 		}
-		n++
+		count, size = count+1, size+need
+		start := len(arena)
+		arena = append(arena, k...)
+		xk := arena[start:len(arena):len(arena)]
+		xk[len(badgerdb.PrefixEvents)] = tagIssue
+		return true, txn.Set(xk, val)
+	})
+	if err != nil {
+		return nil, err
 	}
-	it.Close()
 	return next, txn.Commit()
 }
 

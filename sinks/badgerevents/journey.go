@@ -366,7 +366,7 @@ func decodeWalk(v []byte) (walkValue, error) {
 	var w walkValue
 	w.head.n = r.count(20)
 	w.head.last.w.Timestamp = r.varint()
-	copy(w.head.last.id[:], r.uuidBytes())
+	w.head.last.id = r.uuid()
 	w.head.walk.Screen = r.str()
 	w.head.walk.Edges = make([]string, r.count(1))
 	for i := range w.head.walk.Edges {
@@ -384,22 +384,13 @@ func decodeSteps(w walkValue) ([]walkStep, error) {
 	r := reader{s: unsafe.String(unsafe.SliceData(w.steps), len(w.steps))}
 	out := make([]walkStep, w.head.n)
 	for i := range out {
-		copy(out[i].id[:], r.uuidBytes())
+		out[i].id = r.uuid()
 		r.walkEvent(&out[i].w)
 	}
 	if r.err == nil && r.i != len(r.s) {
 		r.fail()
 	}
 	return out, r.err
-}
-
-func (r *reader) uuidBytes() string {
-	if len(r.s)-r.i < 16 {
-		r.fail()
-		return ""
-	}
-	r.i += 16
-	return r.s[r.i-16 : r.i]
 }
 
 func appendFact(b []byte, f *model.JourneyFact) []byte {
@@ -513,43 +504,22 @@ func (s *Store) tryJourney(head, from []byte, limit int) ([]byte, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	edits := journeyEdits{}
-	var next []byte
 	var v rowView
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
-	n := 0
-	for it.Seek(from); it.Valid(); it.Next() {
-		// Item adds the row to the transaction's reads: a concurrent rewrite or deletion of
-		// it conflicts, so no step outlives its row.
-		item := it.Item()
-		k := item.Key()
-		if n >= limit {
-			next = append([]byte(nil), k...)
-			break
-		}
-		n++
-		if len(k) != len(head)+16+8+idLen {
-			it.Close()
-			return nil, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
-		}
-		ts, id := getTime(k[len(head)+16:]), k[len(head)+16+8:]
+	next, err := buildRows(txn, head, from, limit, func(item *badger.Item, app uuid.UUID, ts int64, id []byte) (bool, error) {
 		val, err := item.ValueCopy(nil) // the step's strings alias it until the commit
 		if err != nil {
-			it.Close()
-			return nil, err
+			return false, err
 		}
 		st, walk, err := v.walkRow(ts, id, val)
-		if err != nil {
-			it.Close()
-			return nil, rowErr(ts, id, err)
-		}
 		if walk {
-			var app uuid.UUID
-			copy(app[:], k[len(head):])
 			ed := edits.of(app, v.e.SessionID)
 			ed.add = append(ed.add, st)
 		}
+		return true, err
+	})
+	if err != nil {
+		return nil, err
 	}
-	it.Close()
 	if err := applyJourney(txn, edits); err != nil {
 		return nil, err
 	}

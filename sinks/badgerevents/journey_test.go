@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -217,15 +216,7 @@ func BenchmarkJourney1M(b *testing.B) {
 		b.Fatal(err)
 	}
 	app := uuid.New()
-	paths, err := filepath.Glob(filepath.Join(eventstest.FixturesDir(b), "batch_*.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var bodies [][]model.Event
-	for _, p := range paths {
-		evs, _ := eventstest.FixtureBatch(b, app, filepath.Base(p))
-		bodies = append(bodies, evs)
-	}
+	bodies := eventstest.FixtureBodies(b, app)
 	end := time.Date(2026, 7, 31, 0, 0, 0, 0, time.UTC)
 	copies := eventstest.NewCopies(bodies, app, end, 30*24*time.Hour, rand.New(rand.NewPCG(3, 5)))
 	var buf []model.Event

@@ -71,6 +71,23 @@ func FixtureBatch(tb testing.TB, app uuid.UUID, name string) ([]model.Event, []m
 	return events, spans
 }
 
+// FixtureBodies decodes every batch_*.json of the corpus (FixtureBatch) and returns the events
+// of each non-empty one: the bodies synthetic copies (Copies) are made from.
+func FixtureBodies(tb testing.TB, app uuid.UUID) [][]model.Event {
+	tb.Helper()
+	paths, err := filepath.Glob(filepath.Join(FixturesDir(tb), "batch_*.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var bodies [][]model.Event
+	for _, p := range paths {
+		if evs, _ := FixtureBatch(tb, app, filepath.Base(p)); len(evs) > 0 {
+			bodies = append(bodies, evs)
+		}
+	}
+	return bodies
+}
+
 // RealisticEvents returns n events for app shaped like real SDK output: the events of a large
 // fixture batch repeated with fresh ids and increasing odd-nanosecond timestamps. For
 // benchmarks and bulk tests.
