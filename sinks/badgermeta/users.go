@@ -185,10 +185,19 @@ func (s *Store) AddMember(ctx context.Context, m model.Member) error {
 }
 
 func (s *Store) Role(ctx context.Context, teamID, userID uuid.UUID) (model.Role, error) {
-	var m model.Member
+	var rl model.Role
 	err := s.view(ctx, func(txn *badger.Txn) error {
-		return get(txn, key(pMember, teamID[:], userID[:]), &m, "membership of user "+userID.String()+" in team "+teamID.String())
+		var err error
+		rl, err = role(txn, teamID, userID)
+		return err
 	})
+	return rl, err
+}
+
+// role reads the user's role in the team; ErrNotFound when not a member.
+func role(txn *badger.Txn, teamID, userID uuid.UUID) (model.Role, error) {
+	var m model.Member
+	err := get(txn, key(pMember, teamID[:], userID[:]), &m, "membership of user "+userID.String()+" in team "+teamID.String())
 	return m.Role, err
 }
 

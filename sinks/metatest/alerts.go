@@ -38,15 +38,6 @@ var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 // west is a zone other than base's and UTC, for arguments given in another zone.
 var west = time.FixedZone("UTC-7", -7*60*60)
 
-func alertsOf(t *testing.T, s sinks.MetaStore) sinks.Alerts {
-	t.Helper()
-	al, ok := s.(sinks.Alerts)
-	if !ok {
-		t.Fatalf("%T does not implement sinks.Alerts", s)
-	}
-	return al
-}
-
 // newAlert returns the alert of app, type and entity raised for key, created at c.
 func newAlert(app model.App, typ, entity, key string, c time.Time) model.Alert {
 	return model.Alert{
@@ -165,7 +156,7 @@ func refAppAlerts(all []model.Alert, app uuid.UUID, from, to time.Time, limit, o
 
 func testAlerts(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
-	al := alertsOf(t, s)
+	al := as[sinks.Alerts](t, s)
 	us := time.Microsecond
 
 	t.Run("AddAndRead", func(t *testing.T) {
@@ -642,7 +633,7 @@ func testAlerts(t *testing.T, s sinks.MetaStore) {
 
 func testAlertDeliveries(t *testing.T, s sinks.MetaStore) {
 	ctx := t.Context()
-	al := alertsOf(t, s)
+	al := as[sinks.Alerts](t, s)
 	us := time.Microsecond
 
 	t.Run("Due", func(t *testing.T) {

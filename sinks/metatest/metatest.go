@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) sinks.MetaStore) {
 		{"Apps", testApps},
 		{"APIKeys", testAPIKeys},
 		{"AuthSessions", testAuthSessions},
+		{"AppAccess", testAppAccess},
 		{"ExpiredAuthSessions", testExpiredAuthSessions},
 		{"Builds", testBuilds},
 		{"Mappings", testMappings},
@@ -248,6 +249,17 @@ func walk(g, w reflect.Value, path string, diffs *[]string) {
 			*diffs = append(*diffs, fmt.Sprintf("%s = %v, want %v", path, g.Interface(), w.Interface()))
 		}
 	}
+}
+
+// as returns s as T, one of the optional interfaces of the metadata stores, failing the test
+// when it is not one.
+func as[T any](t *testing.T, s sinks.MetaStore) T {
+	t.Helper()
+	v, ok := s.(T)
+	if !ok {
+		t.Fatalf("%T does not implement %s", s, reflect.TypeFor[T]())
+	}
+	return v
 }
 
 // wantErr fails the test unless errors.Is(err, want); want nil means no error.

@@ -13,16 +13,6 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// notifPrefsOf returns s as sinks.NotifPrefs, failing the test when it is not one.
-func notifPrefsOf(t *testing.T, s sinks.MetaStore) sinks.NotifPrefs {
-	t.Helper()
-	np, ok := s.(sinks.NotifPrefs)
-	if !ok {
-		t.Fatalf("%T does not implement sinks.NotifPrefs", s)
-	}
-	return np
-}
-
 // checkNotifPrefs fails the test unless NotifPrefs(user) returns want.
 func checkNotifPrefs(t *testing.T, np sinks.NotifPrefs, what string, user uuid.UUID, want model.NotifPrefs) {
 	t.Helper()
@@ -43,7 +33,7 @@ func prefsWith(n int, created, updated time.Time) model.NotifPrefs {
 // fails); a set replaces the times too; preferences are per user; a refused set changes
 // nothing; concurrent sets leave one of them whole.
 func testNotifPrefs(t *testing.T, s sinks.MetaStore) {
-	np := notifPrefsOf(t, s)
+	np := as[sinks.NotifPrefs](t, s)
 	ctx := t.Context()
 
 	t.Run("SetAndGet", func(t *testing.T) {

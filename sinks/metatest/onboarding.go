@@ -12,16 +12,6 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// onboardingOf returns s as sinks.Onboarding, failing the test when it is not one.
-func onboardingOf(t *testing.T, s sinks.MetaStore) sinks.Onboarding {
-	t.Helper()
-	o, ok := s.(sinks.Onboarding)
-	if !ok {
-		t.Fatalf("%T does not implement sinks.Onboarding", s)
-	}
-	return o
-}
-
 // checkApp fails the test unless every way of reading the app (App, AppsOfTeam, AllApps,
 // AppByAPIKey) returns want.
 func checkApp(t *testing.T, s sinks.MetaStore, what string, key string, want model.App) {
@@ -54,7 +44,7 @@ func checkApp(t *testing.T, s sinks.MetaStore, what string, key string, want mod
 // every read of an app (App, AppsOfTeam, AllApps, AppByAPIKey) carries the onboarding fields;
 // OnboardedAt comes back in UTC; UpdateApp keeps them; a refused mark changes nothing.
 func testOnboarding(t *testing.T, s sinks.MetaStore) {
-	o := onboardingOf(t, s)
+	o := as[sinks.Onboarding](t, s)
 	ctx := t.Context()
 
 	t.Run("MarkOnboarded", func(t *testing.T) {

@@ -15,16 +15,6 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// extrasOf returns s as sinks.SDKConfigExtras, failing the test when it is not one.
-func extrasOf(t *testing.T, s sinks.MetaStore) sinks.SDKConfigExtras {
-	t.Helper()
-	x, ok := s.(sinks.SDKConfigExtras)
-	if !ok {
-		t.Fatalf("%T does not implement sinks.SDKConfigExtras", s)
-	}
-	return x
-}
-
 // fullExtras returns two extra settings that differ from each other in every field, the first
 // also from the default, so a backend that drops or mixes up a field fails.
 func fullExtras() (model.SDKConfigExtra, model.SDKConfigExtra) {
@@ -64,7 +54,7 @@ func checkExtra(t *testing.T, x sinks.SDKConfigExtras, what string, app uuid.UUI
 // and the SDKConfig are kept apart (setting one neither creates nor changes the other); a
 // refused set changes nothing; concurrent sets leave one of them whole.
 func testSDKConfigExtra(t *testing.T, s sinks.MetaStore) {
-	x := extrasOf(t, s)
+	x := as[sinks.SDKConfigExtras](t, s)
 	ctx := t.Context()
 	one, two := fullExtras()
 	def := model.DefaultSDKConfigExtra()

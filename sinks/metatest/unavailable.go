@@ -15,14 +15,18 @@ import (
 // or another answer a caller would act on. The outage tests of cmd/svc stop and freeze a real
 // server for the rest.
 func testDeadline(t *testing.T, s sinks.MetaStore) {
-	_, tm := mustUser(t, s, at(0))
+	u, tm := mustUser(t, s, at(0))
 	a, k := mustApp(t, s, tm.ID, at(1))
+	session := mustSession(t, s, u.ID, at(2), at(600))
+	acc := as[sinks.AppAccess](t, s)
 	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()
 	calls := map[string]error{}
 	_, _, calls["AppByAPIKey"] = s.AppByAPIKey(ctx, k.Key)
 	_, calls["App"] = s.App(ctx, a.ID)
 	_, calls["Role"] = s.Role(ctx, tm.ID, tm.ID)
+	_, _, calls["AppRole"] = acc.AppRole(ctx, a.ID, u.ID)
+	_, calls["SessionAppRole"] = acc.SessionAppRole(ctx, session.ID, a.ID, u.ID)
 	calls["Ping"] = s.Ping(ctx)
 	for name, err := range calls {
 		if name == "Role" && errors.Is(err, sinks.ErrNotFound) {

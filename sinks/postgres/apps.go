@@ -204,17 +204,29 @@ func (s *Store) CreateAuthSession(ctx context.Context, a model.AuthSession) erro
 	return err
 }
 
+const sessionCols = `s.id, s.user_id, s.refresh_id, s.created_at, s.expires_at`
+
+// sessionDest holds the scan targets of sessionCols.
+type sessionDest struct{ s model.AuthSession }
+
+func (d *sessionDest) targets() []any {
+	return []any{&d.s.ID, &d.s.UserID, &d.s.RefreshID, &d.s.CreatedAt, &d.s.ExpiresAt}
+}
+
+func (d *sessionDest) session() model.AuthSession {
+	s := d.s
+	s.CreatedAt, s.ExpiresAt = s.CreatedAt.UTC(), s.ExpiresAt.UTC()
+	return s
+}
+
 func (s *Store) AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSession, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
-	var a model.AuthSession
-	err := s.pool.QueryRow(ctx, `SELECT id, user_id, refresh_id, created_at, expires_at FROM auth_sessions WHERE id = $1`, id).
-		Scan(&a.ID, &a.UserID, &a.RefreshID, &a.CreatedAt, &a.ExpiresAt)
-	if err != nil {
+	var d sessionDest
+	if err := s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM auth_sessions s WHERE s.id = $1`, id).Scan(d.targets()...); err != nil {
 		return model.AuthSession{}, fail("session "+id.String(), err)
 	}
-	a.CreatedAt, a.ExpiresAt = a.CreatedAt.UTC(), a.ExpiresAt.UTC()
-	return a, nil
+	return d.session(), nil
 }
 
 // RotateAuthSession locks the session's row, so of concurrent rotations with the same refresh
