@@ -402,14 +402,19 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 				}
 			}
 		}
+		// One array each for the messages the reply points to, not one allocation per message.
 		r := &actorpb.LiveReply{Ok: true, Links: make([]*actorpb.JourneyLink, 0, len(moves)),
 			Issues: make([]*actorpb.JourneyIssueCount, 0, len(issues))}
+		links, counts := make([]actorpb.JourneyLink, len(moves)), make([]actorpb.JourneyIssueCount, len(issues))
 		for k, n := range moves {
-			r.Links = append(r.Links, &actorpb.JourneyLink{From: a.screens.list[k>>24], To: a.screens.list[k&(1<<24-1)], Sessions: n})
+			l := &links[len(r.Links)]
+			l.From, l.To, l.Sessions = a.screens.list[k>>24], a.screens.list[k&(1<<24-1)], n
+			r.Links = append(r.Links, l)
 		}
 		for k, n := range issues {
-			r.Issues = append(r.Issues, &actorpb.JourneyIssueCount{Screen: a.screens.list[k.screen], GroupId: a.groups.list[k.group],
-				Class: uint32(k.class), Title: a.titles[k.group], Count: n})
+			is := &counts[len(r.Issues)]
+			is.Screen, is.GroupId, is.Class, is.Title, is.Count = a.screens.list[k.screen], a.groups.list[k.group], uint32(k.class), a.titles[k.group], n
+			r.Issues = append(r.Issues, is)
 		}
 		return r
 	}
@@ -537,7 +542,21 @@ func cellOf(c *actorpb.IssueCell) model.IssueCell {
 			FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
 }
 
-// JourneyOf is the graph of a live reply's links and issues.
+// JourneyAnswer is the journey of a live reply, as JourneyOf(r).Graph(bigraph) would give it
+// but without building a graph (model.JourneyCounts): the dashboard's live answer.
+func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
+	c := model.NewJourneyCounts(len(r.Links), len(r.Issues))
+	for _, l := range r.Links {
+		c.AddLink(l.From, l.To, l.Sessions)
+	}
+	for _, is := range r.Issues {
+		c.AddIssue(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
+	}
+	return c.Graph(bigraph)
+}
+
+// JourneyOf is the graph of a live reply's links and issues (JourneyAnswer gives its Graph
+// without building it).
 func JourneyOf(r *actorpb.LiveReply) *model.JourneyGraph {
 	g := model.NewJourneyGraph()
 	for _, l := range r.Links {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -373,26 +374,41 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g := model.NewJourneyGraph()
-	by := "store"
 	if reply, ok := a.live(r, &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions), Journey: true}); ok {
-		g, by = actors.JourneyOf(reply), "live"
+		writeJourney(w, "live", actors.JourneyAnswer(reply, bigraph))
+		return
 	}
-	if by == "store" {
-		keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
-		err := a.Analytics.JourneyFacts(r.Context(), app.ID, f.From, f.To, func(fact *model.JourneyFact) error {
-			if keep(&fact.Event) {
-				g.AddFact(fact)
-			}
-			return nil
-		})
-		if err != nil {
-			a.internal(w, "query journey", err)
-			return
+	g := model.NewJourneyGraph()
+	keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
+	err := a.Analytics.JourneyFacts(r.Context(), app.ID, f.From, f.To, func(fact *model.JourneyFact) error {
+		if keep(&fact.Event) {
+			g.AddFact(fact)
 		}
+		return nil
+	})
+	if err != nil {
+		a.internal(w, "query journey", err)
+		return
 	}
+	writeJourney(w, "store", g.Graph(bigraph))
+}
+
+// journeyBuffers hold answers' bytes between requests (a live journey is tens of KB).
+var journeyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+// writeJourney answers j as httpx.JSON would (the same bytes as encoding/json, then a newline),
+// written by j.AppendJSON into a pooled buffer.
+func writeJourney(w http.ResponseWriter, by string, j model.JourneyJSON) {
+	buf := journeyBuffers.Get().(*[]byte)
+	b := append(j.AppendJSON((*buf)[:0]), '\n')
 	w.Header().Set(HeaderAnsweredBy, by)
-	httpx.JSON(w, http.StatusOK, g.Graph(bigraph))
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	if cap(b) <= 1<<20 { // a rare huge answer is not kept
+		*buf = b[:0]
+		journeyBuffers.Put(buf)
+	}
 }
 
 // groupJourney serves crashGroups/{id}/plots/journey and the ANR one: the journeys of the
@@ -430,8 +446,7 @@ func (a *API) groupJourney(class model.IssueClass) http.HandlerFunc {
 			a.internal(w, "query journey", err)
 			return
 		}
-		w.Header().Set(HeaderAnsweredBy, "store")
-		httpx.JSON(w, http.StatusOK, g.Graph(bigraph).Only(model.JourneyKind(class)))
+		writeJourney(w, "store", g.Graph(bigraph).Only(model.JourneyKind(class)))
 	}
 }
 
