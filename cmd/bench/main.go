@@ -61,6 +61,7 @@ type config struct {
 	write       bool
 	skipMemory  bool
 	skipQueries bool
+	memoryOnly  bool
 	queryEvents int64
 	sessions    int
 	query       queryOpts
@@ -77,6 +78,8 @@ func run() int {
 	flag.BoolVar(&c.write, "write", true, "write the table into -doc (or -out)")
 	flag.BoolVar(&c.skipMemory, "skip-memory", false, "do not run the session actor memory benchmark")
 	flag.BoolVar(&c.skipQueries, "skip-queries", false, "do not measure the dashboard queries (d)")
+	flag.Var(&nodeEnv, "node-env", "KEY=VALUE added to the environment of every node the run starts (repeatable), to measure a setting, e.g. -node-env GOGC=50")
+	flag.BoolVar(&c.memoryOnly, "memory-only", false, "run only the node RSS measurement (f), print its row and print the node's memory statistics after the load and keep its heap profile then (bench-out/memory-heap.pprof); no table is written")
 	flag.Int64Var(&c.queryEvents, "query-events", targetEvents, "before each store's queries, top it up to this many events with synthetic copies of the corpus events, node stopped (0 = no top-up)")
 	flag.IntVar(&c.sessions, "sessions", targetSessions, "live session actors (f) starts on its node before the flat-out load")
 	flag.IntVar(&c.query.requests, "query-requests", 300, "timed requests per dashboard query")
@@ -127,6 +130,11 @@ type results struct {
 type e2e struct {
 	full, half summary
 	queries    *queryRun
+	// stored is the rows per second the node wrote into its event store during the flat-out
+	// run, backlog the spool bytes acknowledged but not yet in the store at its end: the
+	// acknowledged rate outruns the store by the backlog the spool lets build up
+	// (--spool-max-bytes), so a short run overstates what the store sustains.
+	stored, backlog float64
 }
 
 // summary is the part of loadgen's -json output the table uses.
@@ -168,6 +176,9 @@ func bench(ctx context.Context, c config) error {
 		return err
 	}
 	var r results
+	if c.memoryOnly {
+		return memoryOnly(ctx, c, root)
+	}
 
 	step("(a) decode + validate of the fixture corpus, in-process")
 	corp, err := loadCorpus(filepath.Join(root, "testdata", "sdk"))
@@ -211,12 +222,8 @@ func bench(ctx context.Context, c config) error {
 		}
 	}
 
-	step("building bin/svc and bin/loadgen")
-	svcBin, lgBin := filepath.Join(root, "bin", "svc"), filepath.Join(root, "bin", "loadgen")
-	if _, err := output(ctx, root, os.Environ(), "go", "build", "-o", svcBin, "./cmd/svc"); err != nil {
-		return err
-	}
-	if _, err := output(ctx, root, os.Environ(), "go", "build", "-o", lgBin, "./cmd/loadgen"); err != nil {
+	svcBin, lgBin, err := buildBins(ctx, root)
+	if err != nil {
 		return err
 	}
 
@@ -406,12 +413,32 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		profErr <- err
 	}()
 	var e e2e
+	tb, err := os.ReadFile(filepath.Join(dataDir, adminapi.TokenFile))
+	if err != nil {
+		return nil, err
+	}
+	adminToken := strings.TrimSpace(string(tb))
+	before, err := nodeMetrics(ctx, n, adminToken)
+	if err != nil {
+		return nil, err
+	}
 	sendStart := time.Now()
 	fmt.Printf("flat out, %d s, %d workers\n", c.seconds, c.concurrency)
 	if e.full, err = loadgen(0); err != nil {
 		<-profErr
 		return nil, err
 	}
+	ran := time.Since(sendStart)
+	after, err := nodeMetrics(ctx, n, adminToken)
+	if err != nil {
+		<-profErr
+		return nil, err
+	}
+	r0, _ := metricSum(before, "svc_flush_rows_total")
+	r1, _ := metricSum(after, "svc_flush_rows_total")
+	e.stored = (r1 - r0) / ran.Seconds()
+	e.backlog, _ = metricSum(after, "svc_spool_pending_bytes")
+	fmt.Printf("the store took %s rows/s; %.0f MiB in the spool not yet stored at the end\n", thousands(e.stored), e.backlog/(1<<20))
 	if err := <-profErr; err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
 	}
@@ -486,6 +513,39 @@ func adminCall(ctx context.Context, root, svcBin string, n *node, dataDir string
 }
 
 // benchApp creates the bench user and an app on node n: the create-user and create-app answers.
+// buildBins builds bin/svc and bin/loadgen of the repository at root.
+func buildBins(ctx context.Context, root string) (svcBin, lgBin string, err error) {
+	step("building bin/svc and bin/loadgen")
+	svcBin, lgBin = filepath.Join(root, "bin", "svc"), filepath.Join(root, "bin", "loadgen")
+	if _, err := output(ctx, root, os.Environ(), "go", "build", "-o", svcBin, "./cmd/svc"); err != nil {
+		return "", "", err
+	}
+	if _, err := output(ctx, root, os.Environ(), "go", "build", "-o", lgBin, "./cmd/loadgen"); err != nil {
+		return "", "", err
+	}
+	return svcBin, lgBin, nil
+}
+
+// memoryOnly is -memory-only: the node RSS run (f) alone, its row printed, for tuning memory
+// without the rest of make bench.
+func memoryOnly(ctx context.Context, c config, root string) error {
+	corp, err := loadCorpus(filepath.Join(root, "testdata", "sdk"))
+	if err != nil {
+		return err
+	}
+	svcBin, lgBin, err := buildBins(ctx, root)
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("(f) node RSS flat out with %s live sessions, embedded", thousands(float64(c.sessions))))
+	m, err := measureMemory(ctx, c, corp, root, svcBin, lgBin)
+	if err != nil {
+		return err
+	}
+	fmt.Println(memoryRows(m, "")[0].Value)
+	return nil
+}
+
 func benchApp(ctx context.Context, root, svcBin string, n *node, dataDir string) (user, app map[string]string, err error) {
 	if user, err = adminCall(ctx, root, svcBin, n, dataDir, "create-user", "--email", "bench@example.com", "--name", "Bench"); err != nil {
 		return nil, nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,26 +37,61 @@ type memoryRun struct {
 	Seconds             int     // its length
 }
 
-var sessionActorsRe = regexp.MustCompile(`(?m)^svc_session_actors (\S+)$`)
-
-// sessionActors reads svc_session_actors from the node's /metrics.
-func sessionActors(ctx context.Context, n *node, token string) (float64, error) {
+// nodeMetrics reads the node's /metrics (Prometheus text) from its admin listener.
+func nodeMetrics(ctx context.Context, n *node, token string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.admin+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	m := sessionActorsRe.FindSubmatch(b)
-	if m == nil {
-		return 0, fmt.Errorf("no svc_session_actors in /metrics (%s)", resp.Status)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
 	}
-	return strconv.ParseFloat(string(m[1]), 64)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return string(b), nil
+}
+
+// metricSum is the sum of every series of the metric name in Prometheus text (all label
+// values), and whether there was one.
+func metricSum(text, name string) (float64, bool) {
+	var sum float64
+	found := false
+	for _, l := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
+		if len(f) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+			sum += v
+			found = true
+		}
+	}
+	return sum, found
+}
+
+// sessionActors reads svc_session_actors from the node's /metrics.
+func sessionActors(ctx context.Context, n *node, token string) (float64, error) {
+	text, err := nodeMetrics(ctx, n, token)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := metricSum(text, "svc_session_actors")
+	if !ok {
+		return 0, errors.New("no svc_session_actors in /metrics")
+	}
+	return v, nil
 }
 
 // measureMemory starts an embedded node whose session actors stay live (memoryIdle), brings it
@@ -132,6 +168,12 @@ func measureMemory(ctx context.Context, c config, corp *corpus, root, svcBin, lg
 		return nil, err
 	}
 	m.Items = s.Items
+	if c.memoryOnly {
+		printMemoryBreakdown(ctx, n, token, pid)
+		if err := fetch(ctx, "http://"+n.admin+"/debug/pprof/heap?gc=1", token, filepath.Join(root, "bench-out", "memory-heap.pprof")); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: heap profile:", err)
+		}
+	}
 	if m.LiveAfter, err = sessionActors(ctx, n, token); err != nil {
 		return nil, err
 	}
@@ -156,4 +198,26 @@ func memoryRows(m *memoryRun, why string) []Row {
 		row.Verdict = below(float64(m.Peak), targetRSS)
 	}
 	return []Row{row}
+}
+
+// printMemoryBreakdown prints where the node's resident memory is after the load: the kernel's
+// split of RSS (anonymous, file-backed) and the Go runtime's memory statistics from /metrics.
+func printMemoryBreakdown(ctx context.Context, n *node, token string, pid int) {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "Rss") || strings.HasPrefix(l, "VmRSS") {
+				fmt.Println(strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
+	text, err := nodeMetrics(ctx, n, token)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "go_memstats_") && strings.Contains(l, "_bytes ") || strings.HasPrefix(l, "go_gc_gogc") || strings.HasPrefix(l, "go_gc_gomemlimit") {
+			fmt.Println(l)
+		}
+	}
 }

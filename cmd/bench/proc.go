@@ -56,7 +56,8 @@ var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\
 func startNode(ctx context.Context, root, svcBin, dataDir string, extra []string) (*node, error) {
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dataDir,
 		"--ingest-rate-limit", "100000000", "--rate-limit-user", "100000000", "--request-timeout", "2m", "--log-level", "warn"}
-	cmd := command(ctx, root, append(baseEnv(), extra...), svcBin, args...)
+	env := append(append(baseEnv(), nodeEnv...), extra...)
+	cmd := command(ctx, root, env, svcBin, args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -110,6 +111,22 @@ func (n *node) stop() error {
 	if st := n.cmd.ProcessState; st != nil && !st.Success() {
 		return fmt.Errorf("svc serve stopped with %s", st)
 	}
+	return nil
+}
+
+// nodeEnv is -node-env: settings every node started gets, before the run's own.
+var nodeEnv envList
+
+// envList is a repeatable KEY=VALUE flag.
+type envList []string
+
+func (l *envList) String() string { return strings.Join(*l, " ") }
+
+func (l *envList) Set(kv string) error {
+	if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", kv)
+	}
+	*l = append(*l, kv)
 	return nil
 }
 
