@@ -135,6 +135,9 @@ type e2e struct {
 	// acknowledged rate outruns the store by the backlog the spool lets build up
 	// (--spool-max-bytes), so a short run overstates what the store sustains.
 	stored, backlog float64
+	drain time.Duration // from the end of the flat-out run until the store had its backlog
+	// halfStages is where PUT /events spent its time during the half-rate run.
+	halfStages []stageSummary
 }
 
 // summary is the part of loadgen's -json output the table uses.
@@ -439,6 +442,14 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	e.stored = (r1 - r0) / ran.Seconds()
 	e.backlog, _ = metricSum(after, "svc_spool_pending_bytes")
 	fmt.Printf("the store took %s rows/s; %.0f MiB in the spool not yet stored at the end\n", thousands(e.stored), e.backlog/(1<<20))
+	// The half-rate run starts once the store has caught up, so its latencies are not those of
+	// a node still writing the flat-out run's backlog.
+	if after, e.drain, err = drained(ctx, n, adminToken); err != nil {
+		<-profErr
+		return nil, err
+	}
+	r2, _ := metricSum(after, "svc_flush_rows_total")
+	fmt.Printf("backlog stored in %.1f s; %s rows stored for %s items acknowledged\n", e.drain.Seconds(), thousands(r2-r0), thousands(float64(e.full.Items)))
 	if err := <-profErr; err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
 	}
@@ -448,9 +459,17 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		half = 1
 	}
 	fmt.Printf("half rate, %.1f requests/s\n", half)
+	if before, err = nodeMetrics(ctx, n, adminToken); err != nil {
+		return nil, err
+	}
 	if e.half, err = loadgen(half); err != nil {
 		return nil, err
 	}
+	if after, err = nodeMetrics(ctx, n, adminToken); err != nil {
+		return nil, err
+	}
+	e.halfStages = stagesBetween(parseStages(before), parseStages(after))
+	fmt.Printf("PUT /events stages, mean / p99 ms: %s\n", stagesValue(e.halfStages))
 	if c.skipQueries {
 		return &e, nil
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,50 +33,6 @@ type memoryRun struct {
 	LiveAfter           float64 // and after the load
 	Items               int64   // items the load sent
 	Seconds             int     // its length
-}
-
-// nodeMetrics reads the node's /metrics (Prometheus text) from its admin listener.
-func nodeMetrics(ctx context.Context, n *node, token string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.admin+"/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return string(b), nil
-}
-
-// metricSum is the sum of every series of the metric name in Prometheus text (all label
-// values), and whether there was one.
-func metricSum(text, name string) (float64, bool) {
-	var sum float64
-	found := false
-	for _, l := range strings.Split(text, "\n") {
-		rest, ok := strings.CutPrefix(l, name)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
-		if len(f) == 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
-			sum += v
-			found = true
-		}
-	}
-	return sum, found
 }
 
 // sessionActors reads svc_session_actors from the node's /metrics.

@@ -35,10 +35,52 @@ func TestStoredValue(t *testing.T) {
 		want string
 	}{
 		{e2e{}, ""},
-		{e2e{stored: 12345.6, backlog: 256 << 20}, "; the store took 12,346 rows/s meanwhile, 256 MiB acknowledged but not yet stored at the end"},
+		{e2e{stored: 12345.6, backlog: 256 << 20, full: summary{ItemsPerSec: 10000}}, "; the store took 12,346 rows/s meanwhile, 256 MiB acknowledged but not yet stored at the end"},
+		{e2e{stored: 12345.6, backlog: 256 << 20, full: summary{ItemsPerSec: 20000}}, "; the store took 12,346 rows/s meanwhile, 256 MiB acknowledged but not yet stored at the end (the verdict and the rows below use the store's rate)"},
 	} {
 		if got := storedValue(&c.e); got != c.want {
 			t.Errorf("storedValue(%+v) = %q, want %q", c.e, got, c.want)
 		}
+		if want := min(c.e.full.ItemsPerSec, c.e.stored); c.e.stored > 0 && c.e.sustained() != want {
+			t.Errorf("sustained(%+v) = %v, want %v", c.e, c.e.sustained(), want)
+		}
+	}
+}
+
+func TestStagesBetween(t *testing.T) {
+	before := parseStages(`svc_ingest_stage_seconds_bucket{stage="spool_append",le="0.001"} 10
+svc_ingest_stage_seconds_bucket{stage="spool_append",le="0.002"} 10
+svc_ingest_stage_seconds_bucket{stage="spool_append",le="+Inf"} 10
+svc_ingest_stage_seconds_sum{stage="spool_append"} 0.005
+svc_ingest_stage_seconds_count{stage="spool_append"} 10
+`)
+	after := parseStages(`# HELP svc_ingest_stage_seconds Time PUT /events spends in each step of an accepted request.
+svc_ingest_stage_seconds_bucket{stage="spool_append",le="0.001"} 60
+svc_ingest_stage_seconds_bucket{stage="spool_append",le="0.002"} 109
+svc_ingest_stage_seconds_bucket{stage="spool_append",le="+Inf"} 110
+svc_ingest_stage_seconds_sum{stage="spool_append"} 0.105
+svc_ingest_stage_seconds_count{stage="spool_append"} 110
+svc_ingest_stage_seconds_bucket{stage="gate_begin",le="0.001"} 99
+svc_ingest_stage_seconds_bucket{stage="gate_begin",le="0.002"} 100
+svc_ingest_stage_seconds_bucket{stage="gate_begin",le="+Inf"} 100
+svc_ingest_stage_seconds_sum{stage="gate_begin"} 0.05
+svc_ingest_stage_seconds_count{stage="gate_begin"} 100
+svc_ingest_stage_seconds_bucket{stage="respond",le="0.001"} 0
+svc_ingest_stage_seconds_bucket{stage="respond",le="0.002"} 0
+svc_ingest_stage_seconds_bucket{stage="respond",le="+Inf"} 4
+svc_ingest_stage_seconds_sum{stage="respond"} 0.04
+svc_ingest_stage_seconds_count{stage="respond"} 4
+svc_ingest_stage_seconds_bucket{stage="idle",le="+Inf"} 0
+svc_ingest_stage_seconds_count{stage="idle"} 0
+`)
+	got := stagesValue(stagesBetween(before, after))
+	// respond: mean 10 ms, p99 past the last finite bucket; spool_append: 100 new requests,
+	// mean 1 ms, 99 of them within 2 ms; gate_begin: mean 0.5 ms, 99 within 1 ms; idle: none.
+	want := "respond 10.00 / > 2.0, spool_append 1.00 / ≤ 2.0, gate_begin 0.50 / ≤ 1.0"
+	if got != want {
+		t.Errorf("stagesValue = %q\nwant          %q", got, want)
+	}
+	if got := stagesValue(stagesBetween(after, after)); got != "" {
+		t.Errorf("no requests between equal snapshots: got %q", got)
 	}
 }
