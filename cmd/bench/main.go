@@ -135,7 +135,7 @@ type e2e struct {
 	// acknowledged rate outruns the store by the backlog the spool lets build up
 	// (--spool-max-bytes), so a short run overstates what the store sustains.
 	stored, backlog float64
-	drain time.Duration // from the end of the flat-out run until the store had its backlog
+	drain           time.Duration // from the end of the flat-out run until the store had its backlog
 	// halfStages is where PUT /events spent its time during the half-rate run.
 	halfStages []stageSummary
 }
