@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,58 +47,117 @@ type dirShard struct {
 	pids map[string]*actor.PID
 }
 
+// dirKind is what the directory keeps per kind: its live actors by identity, its producer, and
+// the one *actor.Props every activation of the kind is spawned from (Props built per spawn cost
+// a Props and two closures per live actor, docs/benchmarks.md "Session actor memory").
+type dirKind struct {
+	d       *LocalDirectory
+	kind    Kind
+	produce Producer
+	props   *actor.Props
+	shards  [dirShards]dirShard
+}
+
 // LocalDirectory is the single-node Directory.
 type LocalDirectory struct {
-	system    *actor.ActorSystem
-	producers map[Kind]Producer
-	shards    map[Kind]*[dirShards]dirShard
-	seed      maphash.Seed
+	system *actor.ActorSystem
+	kinds  map[Kind]*dirKind
+	seed   maphash.Seed
+	spawns atomic.Uint64 // numbers the actors' names (nameOf)
 }
 
 // NewLocalDirectory serves the kinds that have a producer.
 func NewLocalDirectory(s *System, producers map[Kind]Producer) *LocalDirectory {
-	d := &LocalDirectory{system: s.AS, producers: producers, shards: map[Kind]*[dirShards]dirShard{}, seed: maphash.MakeSeed()}
-	for k := range producers {
-		var sh [dirShards]dirShard
-		for i := range sh {
-			sh[i].pids = map[string]*actor.PID{}
+	d := &LocalDirectory{system: s.AS, kinds: map[Kind]*dirKind{}, seed: maphash.MakeSeed()}
+	for k, p := range producers {
+		dk := &dirKind{d: d, kind: k, produce: p}
+		opts := []actor.PropsOption(nil)
+		if k == KindSession {
+			// Session actors are many (one per live mobile session) and get a few messages
+			// each: protoactor's lock-free unbounded mailbox costs ~48 bytes idle where the
+			// default one keeps a 10-slot ring (~250 bytes). Both are unbounded FIFO queues
+			// that never drop; the lock-free one allocates a node per message instead.
+			opts = append(opts, actor.WithMailbox(actor.UnboundedLockfree()))
 		}
-		d.shards[k] = &sh
+		dk.props = actor.PropsFromProducer(func() actor.Actor { return &activation{k: dk} }, opts...)
+		for i := range dk.shards {
+			dk.shards[i].pids = map[string]*actor.PID{}
+		}
+		d.kinds[k] = dk
 	}
 	return d
 }
 
 func (d *LocalDirectory) shard(kind Kind, identity string) *dirShard {
-	sh, ok := d.shards[kind]
+	dk, ok := d.kinds[kind]
 	if !ok {
 		panic(fmt.Sprintf("actors: no producer for kind %q", kind))
 	}
-	return &sh[maphash.String(d.seed, identity)%dirShards]
+	return dk.shard(identity)
 }
 
-// pid returns the live actor of identity, spawning it when needed; called with sh.mu held.
+func (dk *dirKind) shard(identity string) *dirShard {
+	return &dk.shards[maphash.String(dk.d.seed, identity)%dirShards]
+}
+
+// nameOf is the process name of an activation of identity: the identity, '#', and a number no
+// other activation has, so a new activation never collides with one still stopping after
+// passivation. The directory's map key is the name's identity part (identityOf), so the
+// identity is held once, in the PID.
+func (d *LocalDirectory) nameOf(identity string) string {
+	var buf [128]byte
+	b := append(buf[:0], identity...)
+	b = append(b, '#')
+	b = strconv.AppendUint(b, d.spawns.Add(1), 36)
+	return string(b)
+}
+
+// identityOf is the identity in a process name made by nameOf.
+func identityOf(name string) string {
+	return name[:strings.LastIndexByte(name, '#')]
+}
+
+// pidLocked returns the live actor of identity, spawning it when needed; called with sh.mu held.
 func (d *LocalDirectory) pidLocked(sh *dirShard, kind Kind, identity string) *actor.PID {
 	if pid, ok := sh.pids[identity]; ok {
 		return pid
 	}
-	var self *actor.PID // written under sh.mu below; passivate reads it under sh.mu
-	passivate := func() { d.passivate(sh, identity, &self) }
-	props := actor.PropsFromProducer(func() actor.Actor { return d.producers[kind](identity, passivate) })
-	self = d.system.Root.Spawn(props)
-	sh.pids[identity] = self
+	self, err := d.system.Root.SpawnNamed(d.kinds[kind].props, d.nameOf(identity))
+	if err != nil {
+		panic(err) // names are unique (nameOf); as Root.Spawn does
+	}
+	sh.pids[identityOf(self.Id)] = self
 	return self
 }
 
-// passivate drops the identity's entry if it still names pid, then stops pid after the messages
-// already queued for it. Tells hold the same lock, so none slips between the two.
-func (d *LocalDirectory) passivate(sh *dirShard, identity string, ref **actor.PID) {
+// activation is the actor the directory spawns: it learns its identity from its process name
+// and makes the producer's actor when it starts (again after a restart, as protoactor makes a
+// new actor from the Props then), and passes it every message.
+type activation struct {
+	k     *dirKind
+	self  *actor.PID
+	inner actor.Actor
+}
+
+func (a *activation) Receive(ctx actor.Context) {
+	if a.inner == nil { // the first message: Started
+		a.self = ctx.Self()
+		a.inner = a.k.produce(identityOf(a.self.Id), a.passivate)
+	}
+	a.inner.Receive(ctx)
+}
+
+// passivate drops the identity's entry if it still names this actor, then stops it after the
+// messages already queued for it. Tells hold the same lock, so none slips between the two.
+func (a *activation) passivate() {
+	identity := identityOf(a.self.Id)
+	sh := a.k.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	pid := *ref
-	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
+	if cur, ok := sh.pids[identity]; ok && cur.Equal(a.self) {
 		delete(sh.pids, identity)
 	}
-	d.system.Root.Poison(pid)
+	a.k.d.system.Root.Poison(a.self)
 }
 
 // Tell implements Directory.
@@ -132,10 +194,11 @@ func (d *LocalDirectory) Request(ctx context.Context, kind Kind, identity string
 
 // Active implements Directory.
 func (d *LocalDirectory) Active(kind Kind) []string {
-	sh, ok := d.shards[kind]
+	dk, ok := d.kinds[kind]
 	if !ok {
 		return nil
 	}
+	sh := &dk.shards
 	var ids []string
 	for i := range sh {
 		sh[i].mu.Lock()
@@ -149,10 +212,11 @@ func (d *LocalDirectory) Active(kind Kind) []string {
 
 // Count is how many actors of a kind are live.
 func (d *LocalDirectory) Count(kind Kind) int {
-	sh, ok := d.shards[kind]
+	dk, ok := d.kinds[kind]
 	if !ok {
 		return 0
 	}
+	sh := &dk.shards
 	n := 0
 	for i := range sh {
 		sh[i].mu.Lock()
@@ -166,7 +230,8 @@ func (d *LocalDirectory) Count(kind Kind) int {
 // stopping is saved (graceful shutdown).
 func (d *LocalDirectory) StopAll(timeout time.Duration) {
 	var futures []*actor.Future
-	for _, sh := range d.shards {
+	for _, dk := range d.kinds {
+		sh := &dk.shards
 		for i := range sh {
 			sh[i].mu.Lock()
 			for id, pid := range sh[i].pids {

@@ -129,7 +129,7 @@ func TestReservationReleased(t *testing.T) {
 // check and the spool) stops holding the session after reserveTTL.
 func TestReservationExpires(t *testing.T) {
 	now := time.Unix(1000, 0)
-	a := &sessionActor{now: func() time.Time { return now }}
+	a := &sessionActor{sessionConfig: &sessionConfig{now: func() time.Time { return now }}}
 	const s = int64(time.Second)
 	steps := []struct {
 		name  string

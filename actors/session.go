@@ -61,6 +61,37 @@ func saveSnapshot(snaps sinks.Snapshots, kind Kind, identity string, m proto.Mes
 	return snaps.SaveSnapshot(ctx, string(kind), identity, b, ttl)
 }
 
+// identityIDs are the app and session ids in a session identity (zero where one does not parse).
+func identityIDs(identity string) (app, session uuid.UUID) {
+	a, s, _ := strings.Cut(identity, "/")
+	app, _ = uuid.Parse(a)
+	session, _ = uuid.Parse(s)
+	return app, session
+}
+
+// appID is the session's app id: the snapshot's, else its identity's.
+func (a *sessionActor) appID() uuid.UUID {
+	if a.st.AppId != nil {
+		return uuid.UUID(a.st.AppId)
+	}
+	app, _ := identityIDs(a.identity)
+	return app
+}
+
+// withIDs runs f (which encodes the state) with st.AppId and st.SessionId set, as a snapshot
+// and the debug state hold them; they are not kept between messages unless a snapshot brought
+// them.
+func (a *sessionActor) withIDs(f func()) {
+	if a.st.AppId != nil {
+		f()
+		return
+	}
+	app, sess := identityIDs(a.identity)
+	a.st.AppId, a.st.SessionId = app[:], sess[:]
+	f()
+	a.st.AppId, a.st.SessionId = nil, nil
+}
+
 // SessionIdentity is the directory identity of a session actor. Sessions are addressed within
 // their app, so two apps can never share a session actor.
 func SessionIdentity(app, session uuid.UUID) string {
@@ -75,19 +106,30 @@ func SessionIdentity(app, session uuid.UUID) string {
 // keeps, and walks each screen event once (journeyWalk), so live answers count an event once
 // as the store does. It passivates after Idle without messages, saving its state to
 // Snapshots, so this holds across passivation and clean restarts (up to snapshotTTL idle).
+//
+// A node holds one per live mobile session (100k and more), so what each holds is kept small:
+// what all of a producer's actors share is one sessionConfig, the app and session ids are
+// not kept apart from the identity (st.AppId and st.SessionId are set only while the state is
+// encoded, unless a snapshot brought them), and reservations release their array when the last
+// ends (docs/benchmarks.md, "Session actor memory").
 type sessionActor struct {
+	*sessionConfig
 	identity  string
-	dir       Directory
-	snaps     sinks.Snapshots
-	idle      time.Duration
 	passivate func()
-	log       *slog.Logger
 
-	st    actorpb.SessionState
-	dirty bool
+	st actorpb.SessionState
 	// reserved are the places SessionCheck gave requests still in flight (not in snapshots: a
 	// request does not outlive its node, and reservations expire after reserveTTL).
 	reserved []reservation
+	dirty    bool
+}
+
+// sessionConfig is what every session actor of a producer shares.
+type sessionConfig struct {
+	dir      func() Directory
+	snaps    sinks.Snapshots
+	idle     time.Duration
+	log      *slog.Logger
 	now      func() time.Time
 	saveEach bool // save after every batch (SessionProducerSaving)
 }
@@ -113,8 +155,9 @@ func SessionProducer(dir func() Directory, snaps sinks.Snapshots, idle time.Dura
 // every batch: in a cluster a node may die with SIGKILL, and its sessions go on on another
 // node, which must find them as they were (a single node saves at passivation and shutdown).
 func SessionProducerSaving(dir func() Directory, snaps sinks.Snapshots, idle time.Duration, log *slog.Logger, eachBatch bool) Producer {
+	cfg := &sessionConfig{dir: dir, snaps: snaps, idle: idle, log: log, now: time.Now, saveEach: eachBatch}
 	return func(identity string, passivate func()) actor.Actor {
-		return &sessionActor{identity: identity, dir: dir(), snaps: snaps, idle: idle, passivate: passivate, log: log, now: time.Now, saveEach: eachBatch}
+		return &sessionActor{sessionConfig: cfg, identity: identity, passivate: passivate}
 	}
 }
 
@@ -123,12 +166,6 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		if _, err := loadSnapshot(a.snaps, KindSession, a.identity, &a.st); err != nil {
 			a.log.Warn("session state lost", "session", a.identity, "error", err.Error())
-		}
-		if a.st.AppId == nil {
-			app, sess, _ := strings.Cut(a.identity, "/")
-			au, _ := uuid.Parse(app)
-			su, _ := uuid.Parse(sess)
-			a.st.AppId, a.st.SessionId = au[:], su[:]
 		}
 		ctx.SetReceiveTimeout(a.idle)
 	case *actorpb.SessionCheck:
@@ -142,7 +179,8 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *actorpb.SessionRelease:
 		a.release(m.RequestId)
 	case *actorpb.StateRequest:
-		js, _ := protojson.Marshal(&a.st)
+		var js []byte
+		a.withIDs(func() { js, _ = protojson.Marshal(&a.st) })
 		ctx.Respond(&actorpb.StateReply{Kind: string(KindSession), Identity: a.identity, StateJson: js})
 	case *actor.ReceiveTimeout:
 		a.save()
@@ -167,6 +205,9 @@ func (a *sessionActor) check(m *actorpb.SessionCheck) *actorpb.SessionCheckReply
 		}
 	}
 	a.reserved = live
+	if len(live) == 0 {
+		a.reserved = nil // the array goes with the last reservation
+	}
 	again := false // the same request checks again (it holds its place already)
 	for _, r := range a.reserved {
 		if r.request == string(m.RequestId) {
@@ -194,6 +235,9 @@ func (a *sessionActor) release(request []byte) {
 	for i, r := range a.reserved {
 		if r.request == string(request) {
 			a.reserved = append(a.reserved[:i], a.reserved[i+1:]...)
+			if len(a.reserved) == 0 {
+				a.reserved = nil // the array goes with the last reservation
+			}
 			return
 		}
 	}
@@ -221,6 +265,7 @@ func orderBreak(start, first int64, m *actorpb.SessionCheck) string {
 // of its issue events not counted before.
 func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 	a.dirty = true
+	a.growScreens(m.Events)
 	var cells []model.IssueCell
 	// walk is nil unless an issue event was seen before: then it holds the batch's other
 	// events, which the journey walks (a batch without such an event is not copied).
@@ -276,7 +321,29 @@ func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 	}
 	if len(upd.Moves)+len(upd.Issues)+len(upd.Cells) > 0 {
 		upd.Replay, upd.Origin = m.Replay, m.Origin
-		a.dir.Tell(KindApp, uuid.UUID(a.st.AppId).String(), upd)
+		a.dir().Tell(KindApp, a.appID().String(), upd)
+	}
+}
+
+// growScreens makes room in st.Screens for the screens events add, in one allocation of the
+// size they need (append doubling leaves a quarter of a live session's array unused on
+// average), so the loop in apply appends without allocating.
+func (a *sessionActor) growScreens(events []*actorpb.SessionEvent) {
+	n := len(a.st.Screens)
+	last, add := "", 0
+	if n > 0 {
+		last = a.st.Screens[n-1]
+	}
+	for _, e := range events {
+		if e.Screen != "" && e.Screen != last {
+			last = e.Screen
+			add++
+		}
+	}
+	if want := min(n+add, maxScreens); want > cap(a.st.Screens) {
+		screens := make([]string, n, want)
+		copy(screens, a.st.Screens)
+		a.st.Screens = screens
 	}
 }
 
@@ -332,7 +399,9 @@ func (a *sessionActor) save() {
 	if !a.dirty {
 		return
 	}
-	if err := saveSnapshot(a.snaps, KindSession, a.identity, &a.st, snapshotTTL); err != nil {
+	var err error
+	a.withIDs(func() { err = saveSnapshot(a.snaps, KindSession, a.identity, &a.st, snapshotTTL) })
+	if err != nil {
 		a.log.Warn("session state not saved", "session", a.identity, "error", err.Error())
 		return
 	}
