@@ -21,6 +21,9 @@
 // as it grows; ClickHouse ~200k). BENCH_FLAGS shortens it, e.g. -seconds 10 -query-events 1000000:
 //
 //	go run ./cmd/testenv -serve -only clickhouse,postgres -- go run ./cmd/bench [-seconds 30] [-query-events 10000000] [-sessions 100000] [-out bench-out/x.md]
+//
+// -memory-only runs (f) alone and says where the node's memory is; -node-env KEY=VALUE tries a
+// setting on every node, e.g. `go run ./cmd/bench -memory-only -node-env GOMEMLIMIT=850MiB`.
 package main
 
 import (
