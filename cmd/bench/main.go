@@ -138,7 +138,6 @@ type e2e struct {
 	// acknowledged rate outruns the store by the backlog the spool lets build up
 	// (--spool-max-bytes), so a short run overstates what the store sustains.
 	stored, backlog float64
-	drain           time.Duration // from the end of the flat-out run until the store had its backlog
 	// halfStages is where PUT /events spent its time during the half-rate run.
 	halfStages []stageSummary
 }
@@ -397,6 +396,14 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return s, nil
 	}
 
+	// The node runs without our SVC_ variables (baseEnv), so its admin token is the one in its
+	// data directory.
+	tb, err := os.ReadFile(filepath.Join(dataDir, adminapi.TokenFile))
+	if err != nil {
+		return nil, err
+	}
+	adminToken := strings.TrimSpace(string(tb))
+
 	// Profiles: the CPU one over 10 s (less in a shorter run) from 1 s into the flat-out run, the
 	// heap one after it.
 	profSec := min(10, c.seconds-1)
@@ -408,22 +415,13 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 			profErr <- ctx.Err()
 			return
 		}
-		// The node runs without our SVC_ variables (baseEnv), so its token is the one in its data directory.
-		token, err := os.ReadFile(filepath.Join(dataDir, adminapi.TokenFile))
+		err := fetch(ctx, "http://"+n.admin+"/debug/pprof/profile?seconds="+strconv.Itoa(profSec), adminToken, filepath.Join(out, label+"-cpu.pprof"))
 		if err == nil {
-			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/profile?seconds="+strconv.Itoa(profSec), strings.TrimSpace(string(token)), filepath.Join(out, label+"-cpu.pprof"))
-		}
-		if err == nil {
-			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/heap", strings.TrimSpace(string(token)), filepath.Join(out, label+"-heap.pprof"))
+			err = fetch(ctx, "http://"+n.admin+"/debug/pprof/heap", adminToken, filepath.Join(out, label+"-heap.pprof"))
 		}
 		profErr <- err
 	}()
 	var e e2e
-	tb, err := os.ReadFile(filepath.Join(dataDir, adminapi.TokenFile))
-	if err != nil {
-		return nil, err
-	}
-	adminToken := strings.TrimSpace(string(tb))
 	before, err := nodeMetrics(ctx, n, adminToken)
 	if err != nil {
 		return nil, err
@@ -447,12 +445,16 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	fmt.Printf("the store took %s rows/s; %.0f MiB in the spool not yet stored at the end\n", thousands(e.stored), e.backlog/(1<<20))
 	// The half-rate run starts once the store has caught up, so its latencies are not those of
 	// a node still writing the flat-out run's backlog.
-	if after, e.drain, err = drained(ctx, n, adminToken); err != nil {
+	after, drain, err := drained(ctx, n, adminToken)
+	if err != nil {
 		<-profErr
 		return nil, err
 	}
 	r2, _ := metricSum(after, "svc_flush_rows_total")
-	fmt.Printf("backlog stored in %.1f s; %s rows stored for %s items acknowledged\n", e.drain.Seconds(), thousands(r2-r0), thousands(float64(e.full.Items)))
+	fmt.Printf("backlog stored in %.1f s; %s rows stored for %s items acknowledged\n", drain.Seconds(), thousands(r2-r0), thousands(float64(e.full.Items)))
+	if int64(r2-r0) != e.full.Items {
+		fmt.Fprintln(os.Stderr, "bench: warning: the store holds a different number of rows than the items the node acknowledged")
+	}
 	if err := <-profErr; err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
 	}
@@ -534,7 +536,6 @@ func adminCall(ctx context.Context, root, svcBin string, n *node, dataDir string
 	return m, json.Unmarshal(b, &m)
 }
 
-// benchApp creates the bench user and an app on node n: the create-user and create-app answers.
 // buildBins builds bin/svc and bin/loadgen of the repository at root.
 func buildBins(ctx context.Context, root string) (svcBin, lgBin string, err error) {
 	step("building bin/svc and bin/loadgen")
@@ -568,6 +569,7 @@ func memoryOnly(ctx context.Context, c config, root string) error {
 	return nil
 }
 
+// benchApp creates the bench user and an app on node n: the create-user and create-app answers.
 func benchApp(ctx context.Context, root, svcBin string, n *node, dataDir string) (user, app map[string]string, err error) {
 	if user, err = adminCall(ctx, root, svcBin, n, dataDir, "create-user", "--email", "bench@example.com", "--name", "Bench"); err != nil {
 		return nil, nil, err
