@@ -1,11 +1,7 @@
 package model
 
 import (
-	"cmp"
 	"encoding/json"
-	"slices"
-	"sort"
-	"strings"
 )
 
 // Issue kinds of journey nodes.
@@ -199,59 +195,27 @@ type JourneyIssue struct {
 // each pair of screens linked both ways: the one more sessions took (on a tie, the one whose
 // source sorts first), with its own count. Links are ordered by value (descending), source,
 // target; nodes by id. Nodes are the screens of the kept links and the screens with issues.
-// TotalIssues counts issue events of both kinds, on any screen or none.
+// TotalIssues counts issue events of both kinds, on any screen or none. The graph's counts go
+// through JourneyCounts, so live and store answers share one definition of the order.
 func (g *JourneyGraph) Graph(bigraph bool) JourneyJSON {
-	j := JourneyJSON{Links: make([]JourneyLink, 0, len(g.links)), crashes: g.crashes, anrs: g.anrs}
-	j.TotalIssues = g.crashes + g.anrs
+	issues := 0
+	for _, s := range g.issues {
+		issues += len(s.crashes) + len(s.anrs)
+	}
+	c := NewJourneyCounts(len(g.links), issues)
 	for e, n := range g.links {
-		if !bigraph {
-			if back, ok := g.links[journeyEdge{e.to, e.from}]; ok && (back > n || back == n && e.to < e.from) {
-				continue
-			}
-		}
-		j.Links = append(j.Links, JourneyLink{Source: e.from, Target: e.to, Value: n})
+		c.AddLink(e.from, e.to, n)
 	}
-	slices.SortFunc(j.Links, func(x, y JourneyLink) int {
-		if x.Value != y.Value {
-			return cmp.Compare(y.Value, x.Value)
+	for screen, s := range g.issues {
+		for id, is := range s.crashes {
+			c.AddIssue(screen, JourneyCrash, id, is.title, is.count)
 		}
-		if c := strings.Compare(x.Source, y.Source); c != 0 {
-			return c
+		for id, is := range s.anrs {
+			c.AddIssue(screen, JourneyANR, id, is.title, is.count)
 		}
-		return strings.Compare(x.Target, y.Target)
-	})
-	screens := make(map[string]bool, len(g.issues)+len(j.Links))
-	for _, l := range j.Links {
-		screens[l.Source], screens[l.Target] = true, true
 	}
-	for s := range g.issues {
-		screens[s] = true
-	}
-	j.Nodes = make([]JourneyNode, 0, len(screens))
-	for s := range screens {
-		n := JourneyNode{ID: s, Issues: JourneyIssues{Crashes: []JourneyIssue{}, ANRs: []JourneyIssue{}}}
-		if is := g.issues[s]; is != nil {
-			n.Issues.Crashes = issueList(is.crashes)
-			n.Issues.ANRs = issueList(is.anrs)
-		}
-		j.Nodes = append(j.Nodes, n)
-	}
-	slices.SortFunc(j.Nodes, func(a, b JourneyNode) int { return strings.Compare(a.ID, b.ID) })
-	return j
-}
-
-func issueList(m map[string]*journeyIssue) []JourneyIssue {
-	out := make([]JourneyIssue, 0, len(m))
-	for id, is := range m {
-		out = append(out, JourneyIssue{ID: id, Title: is.title, Count: is.count})
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].Count != out[b].Count {
-			return out[a].Count > out[b].Count
-		}
-		return out[a].ID < out[b].ID
-	})
-	return out
+	c.crashes, c.anrs = g.crashes, g.anrs // with the issues on no screen, which AddIssue never saw
+	return c.Graph(bigraph)
 }
 
 // Only keeps the issues of one kind (JourneyCrash for the crash journey plot, which lists only
