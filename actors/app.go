@@ -542,8 +542,8 @@ func cellOf(c *actorpb.IssueCell) model.IssueCell {
 			FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
 }
 
-// JourneyAnswer is the journey of a live reply, as JourneyOf(r).Graph(bigraph) would give it
-// but without building a graph (model.JourneyCounts): the dashboard's live answer.
+// JourneyAnswer is the journey of a live reply's links and issues, without building a
+// model.JourneyGraph of them (model.JourneyCounts): the dashboard's live answer.
 func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
 	c := model.NewJourneyCounts(len(r.Links), len(r.Issues))
 	for _, l := range r.Links {
@@ -553,19 +553,6 @@ func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
 		c.AddIssue(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
 	}
 	return c.Graph(bigraph)
-}
-
-// JourneyOf is the graph of a live reply's links and issues (JourneyAnswer gives its Graph
-// without building it).
-func JourneyOf(r *actorpb.LiveReply) *model.JourneyGraph {
-	g := model.NewJourneyGraph()
-	for _, l := range r.Links {
-		g.AddTransitions(l.From, l.To, l.Sessions)
-	}
-	for _, is := range r.Issues {
-		g.AddIssues(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
-	}
-	return g
 }
 
 // CellsOf is the inverse of CellProto over a reply's cells.

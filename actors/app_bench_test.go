@@ -77,7 +77,7 @@ func BenchmarkLiveJourney(b *testing.B) {
 		if err != nil || !r.Ok {
 			b.Fatal(err, r.GetReason())
 		}
-		if j := JourneyOf(r).Graph(true); len(j.Links) == 0 {
+		if j := JourneyAnswer(r, true); len(j.Links) == 0 {
 			b.Fatal("no links")
 		}
 	}

@@ -142,7 +142,7 @@ func liveJourney(t *testing.T, dir Directory, app uuid.UUID, from, to int64) (mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return JourneyOf(r).Graph(true), r.Ok
+	return JourneyAnswer(r, true), r.Ok
 }
 
 func storeJourney(t *testing.T, s *badgerevents.Store, app uuid.UUID, from, to int64) model.JourneyJSON {

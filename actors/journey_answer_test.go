@@ -53,3 +53,16 @@ func TestJourneyAnswer(t *testing.T) {
 		}
 	}
 }
+
+// JourneyOf is the reference TestJourneyAnswer holds JourneyAnswer to: the reply's links and
+// issues added to a model.JourneyGraph.
+func JourneyOf(r *actorpb.LiveReply) *model.JourneyGraph {
+	g := model.NewJourneyGraph()
+	for _, l := range r.Links {
+		g.AddTransitions(l.From, l.To, l.Sessions)
+	}
+	for _, is := range r.Issues {
+		g.AddIssues(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
+	}
+	return g
+}
