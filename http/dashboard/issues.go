@@ -402,9 +402,7 @@ func writeJourney(w http.ResponseWriter, by string, j model.JourneyJSON) {
 	buf := journeyBuffers.Get().(*[]byte)
 	b := append(j.AppendJSON((*buf)[:0]), '\n')
 	w.Header().Set(HeaderAnsweredBy, by)
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	httpx.JSONBytes(w, http.StatusOK, b)
 	if cap(b) <= 1<<20 { // a rare huge answer is not kept
 		*buf = b[:0]
 		journeyBuffers.Put(buf)

@@ -21,9 +21,15 @@ func JSON(w http.ResponseWriter, status int, v any) {
 		http.Error(w, `{"error":"internal error: response could not be encoded"}`, http.StatusInternalServerError)
 		return
 	}
+	JSONBytes(w, status, append(b, '\n'))
+}
+
+// JSONBytes writes b, a JSON body encoded by the caller (ending in a newline as JSON's), with
+// status.
+func JSONBytes(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 // Error writes the contract's failure body `{"error": msg}`.
