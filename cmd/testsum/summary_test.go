@@ -51,7 +51,11 @@ func TestSummary(t *testing.T) {
 				"?   \texample.com/m/b\t[no test files]", "FAIL\texample.com/m/d [build failed]", "    --- FAIL: TestC/sub (0.00s)", "FAIL",
 				"FAIL\texample.com/m/c\t0.408s"},
 			wantErr: "# example.com/m/d [example.com/m/d.test]\nd/d_test.go:1:56: declared and not used: x\n",
-			wantClosed: "FAIL\nmake test: the count below is of packages (1 more have no test files)\n" +
+			wantClosed: "FAIL\n" +
+				"make test: failed example.com/m/d; its last 1 output lines:\n    | FAIL\texample.com/m/d [build failed]\n" +
+				"make test: failed example.com/m/c TestC/sub; its last 3 output lines:\n" +
+				"    | === RUN   TestC/sub\n    |     c_test.go:1: boom\n    |     --- FAIL: TestC/sub (0.00s)\n" +
+				"make test: the count below is of packages (1 more have no test files)\n" +
 				"make test: failed: example.com/m/c example.com/m/d\nmake test: 1 passed, 2 failed\n",
 		},
 		{
@@ -74,6 +78,30 @@ func TestSummary(t *testing.T) {
 			wantClosed: "make test: the count below is of packages (0 more have no test files)\n" +
 				"make test: go test ended with exit status 2 without a failed package (interrupted, or a build or flag error)\n" +
 				"make test: 1 passed, 0 failed\n",
+		},
+		{
+			name: "a timeout is the package's own output; only the last lines of a long test are kept",
+			stream: `{"Action":"run","Package":"p/t","Test":"TestLong"}
+` + strings.Repeat(`{"Action":"output","Package":"p/t","Test":"TestLong","Output":"    x_test.go:9: step\n"}
+`, recapLines+5) + `{"Action":"output","Package":"p/t","Test":"TestLong","Output":"    x_test.go:9: last\n"}
+{"Action":"output","Package":"p/t","Test":"TestLong","Output":"--- FAIL: TestLong (1.00s)\n"}
+{"Action":"fail","Package":"p/t","Test":"TestLong"}
+{"Action":"run","Package":"p/t","Test":"TestHang"}
+{"Action":"output","Package":"p/t","Output":"panic: test timed out after 1s\n"}
+{"Action":"output","Package":"p/t","Output":"\trunning tests:\n"}
+{"Action":"output","Package":"p/t","Output":"FAIL\tp/t\t1.2s\n"}
+{"Action":"fail","Package":"p/t"}
+{"Action":"output","Package":"p/u","Output":"panic: test timed out after 1s\n"}
+{"Action":"fail","Package":"p/u"}
+`, exit: 1,
+			wantClosed: "FAIL\n" +
+				"make test: failed p/t TestLong; its last 40 output lines:\n" +
+				strings.Repeat("    |     x_test.go:9: step\n", recapLines-2) +
+				"    |     x_test.go:9: last\n    | --- FAIL: TestLong (1.00s)\n" +
+				"make test: failed p/t; its last 2 output lines:\n    | panic: test timed out after 1s\n    | \trunning tests:\n" +
+				"make test: failed p/u; its last 1 output lines:\n    | panic: test timed out after 1s\n" +
+				"make test: the count below is of packages (0 more have no test files)\n" +
+				"make test: failed: p/t p/u\nmake test: 0 passed, 2 failed\n",
 		},
 		{
 			name:   "not -json",
