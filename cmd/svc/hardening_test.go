@@ -76,8 +76,8 @@ func TestStartFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	busy := t.TempDir()
-	running := startServe(t, nil, "--data-dir", busy)
+	busy, busySpool := t.TempDir(), t.TempDir()
+	running := startServe(t, nil, "--data-dir", busy, "--spool-dir", busySpool)
 	defer running.stop(t)
 
 	cases := []struct {
@@ -88,6 +88,8 @@ func TestStartFailures(t *testing.T) {
 		{"public port taken", []string{"--addr", taken.Addr().String(), "--data-dir", t.TempDir()}, "listen on --addr"},
 		{"admin port taken", []string{"--addr", "127.0.0.1:0", "--admin-addr", taken.Addr().String(), "--data-dir", t.TempDir()}, "listen on --admin-addr"},
 		{"data dir in use", []string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", busy}, "svc serve:"},
+		{"spool dir in use", []string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--spool-dir", busySpool},
+			"spool in use by another process"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

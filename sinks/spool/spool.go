@@ -103,6 +103,7 @@ type Spool struct {
 	active   *os.File
 	activeSg *segment
 	spares   []string // paths of recycled segment files, ready to be the next segment
+	lock     *os.File // holds the directory's flock until Close
 
 	reqs     chan appendReq
 	stopped  chan struct{}
@@ -111,6 +112,9 @@ type Spool struct {
 
 // Open opens or creates the spool in dir and returns the records found on disk, oldest first,
 // for replay. Until the caller acknowledges them they count as pending.
+//
+// The directory is locked (flock on its LOCK file) until Close: a second Open, by this process
+// or another, fails with ErrLocked instead of appending to the same segments.
 func Open(dir string, opts Options) (*Spool, []Record, error) {
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = 64 << 20
@@ -121,6 +125,65 @@ func Open(dir string, opts Options) (*Spool, []Record, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, nil, fmt.Errorf("spool dir: %w", err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, recs, err := open(dir, opts)
+	if err != nil {
+		lock.Close()
+		return nil, nil, err
+	}
+	s.lock = lock
+	go s.writer()
+	return s, recs, nil
+}
+
+// ErrLocked is returned by Open when the directory's spool is open elsewhere.
+var ErrLocked = errors.New("spool in use by another process")
+
+// lockFile is the file Open locks.
+const lockFile = "LOCK"
+
+// lockDir takes the exclusive lock of dir. Inside the data directory the stores' own locks
+// already keep a second node out; a spool directory of its own (--spool-dir) needs one too.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("spool lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("spool %s: %w", dir, ErrLocked)
+		}
+		return nil, fmt.Errorf("spool lock %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// Leftover says how many segment files in dir hold data: records a start with that directory
+// as its spool would replay (some may be acknowledged already). A missing dir holds none.
+func Leftover(dir string) (int, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if err != nil {
+		return 0, fmt.Errorf("list spool: %w", err)
+	}
+	n := 0
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("spool: %w", err)
+		}
+		if err == nil && fi.Size() > 0 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// open reads dir's segments and starts the active one; Open holds the lock and starts the writer.
+func open(dir string, opts Options) (*Spool, []Record, error) {
 	s := &Spool{dir: dir, opts: opts, nextSeq: 1,
 		reqs: make(chan appendReq, opts.MaxBatch), stopped: make(chan struct{})}
 	if b, err := os.ReadFile(filepath.Join(dir, seqFile)); err == nil {
@@ -177,7 +240,6 @@ func Open(dir string, opts Options) (*Spool, []Record, error) {
 	if err := s.openSegment(); err != nil {
 		return nil, nil, err
 	}
-	go s.writer()
 	return s, recs, nil
 }
 
@@ -433,6 +495,7 @@ func (s *Spool) Close() error {
 	<-s.stopped
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.lock.Close() // last: the directory is ours until its files are settled
 	var err error
 	if s.active != nil {
 		err = s.active.Close()
@@ -442,7 +505,7 @@ func (s *Spool) Close() error {
 	// The next sequence number is kept first, so sequence numbers never repeat across restarts
 	// (whoever remembers the last record it applied can skip replayed ones by number).
 	if err == nil && s.pending == 0 {
-		if werr := writeFileSync(filepath.Join(s.dir, seqFile), []byte(strconv.FormatUint(s.nextSeq, 10)+"\n")); werr != nil {
+		if werr := WriteFileSync(filepath.Join(s.dir, seqFile), []byte(strconv.FormatUint(s.nextSeq, 10)+"\n")); werr != nil {
 			return werr
 		}
 		for _, sg := range s.segs {
@@ -456,8 +519,9 @@ func (s *Spool) Close() error {
 // seqFile keeps the next sequence number while no segment exists.
 const seqFile = "next.seq"
 
-// writeFileSync replaces path with data durably: temp file, fsync, rename, fsync of the directory.
-func writeFileSync(path string, data []byte) error {
+// WriteFileSync replaces path with data durably: temp file, fsync, rename, fsync of the directory.
+// The spool keeps its next sequence number so, and the node the spool's location.
+func WriteFileSync(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -234,12 +235,7 @@ func TestSequenceNeverRepeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, seqFile)) // only the empty segment remembers the floor now
-	s.sendMu.Lock()                        // stop it without the clean-close bookkeeping
-	s.closed = true
-	close(s.reqs)
-	s.sendMu.Unlock()
-	<-s.stopped
-	s.active.Close()
+	crash(s)
 	s2, _, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +296,7 @@ func TestRecycledSegments(t *testing.T) {
 		s.Ack(r.Seq, len(r.Body))
 		delete(want, r.Seq)
 	}
+	crash(s)
 	_, got, err := Open(dir, opts) // reads what is on disk, as a start after a crash would
 	if err != nil {
 		t.Fatal(err)
@@ -388,5 +385,92 @@ func BenchmarkAppendUnderWrites(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 	if len(lat) > 0 {
 		b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
+	}
+}
+
+// crash stops s as a killed process would leave it: the writer and the files closed (the lock
+// with them, as the kernel releases a dead process's), none of Close's clean-shutdown
+// bookkeeping done.
+func crash(s *Spool) {
+	s.sendMu.Lock()
+	s.closed = true
+	close(s.reqs)
+	s.sendMu.Unlock()
+	<-s.stopped
+	s.active.Close()
+	s.lock.Close()
+}
+
+// TestOpenLocksTheDirectory: a second Open of a spool in use fails with ErrLocked, whether by
+// this process or another; Close and a crash both let the next one in.
+func TestOpenLocksTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(&Record{Body: []byte("one")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open in this process: %v, want ErrLocked", err)
+	}
+	// Another process: flock(1) asks for the same lock without waiting.
+	if flock, err := exec.LookPath("flock"); err == nil {
+		out, err := exec.Command(flock, "-n", filepath.Join(dir, lockFile), "true").CombinedOutput()
+		if err == nil {
+			t.Fatalf("another process took the spool's lock while it is open (%s)", out)
+		}
+	}
+	crash(s)
+	s2, recs, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("open after a crash: %v", err)
+	}
+	if len(recs) != 1 || string(recs[0].Body) != "one" {
+		t.Fatalf("replayed %d records after a crash, want the one appended", len(recs))
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s3, _, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("open after Close: %v", err)
+	}
+	s3.Close()
+}
+
+func TestLeftover(t *testing.T) {
+	dir := t.TempDir()
+	if n, err := Leftover(filepath.Join(dir, "missing")); n != 0 || err != nil {
+		t.Fatalf("missing dir: %d, %v", n, err)
+	}
+	s, _, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := Leftover(dir); n != 0 {
+		t.Fatalf("a new spool's empty active segment counts: %d", n)
+	}
+	if err := s.Append(&Record{Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := Leftover(dir); n != 1 {
+		t.Fatalf("one segment with a record: %d", n)
+	}
+	crash(s)
+	if n, _ := Leftover(dir); n != 1 {
+		t.Fatalf("after a crash: %d", n)
+	}
+	s2, recs, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		s2.Ack(r.Seq, len(r.Body))
+	}
+	s2.Close()
+	if n, _ := Leftover(dir); n != 0 {
+		t.Fatalf("after every record was acknowledged and the spool closed: %d", n)
 	}
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -265,7 +266,11 @@ func (n *Node) startBlobStore(ctx context.Context) error {
 
 // startSpool opens the write-ahead spool; the records it holds are replayed by "replay".
 func (n *Node) startSpool(context.Context) error {
-	sp, recs, err := spool.Open(filepath.Join(n.cfg.DataDir, "spool"), spool.Options{})
+	dir, err := spoolDir(n.cfg.DataDir, n.cfg.SpoolDir)
+	if err != nil {
+		return err
+	}
+	sp, recs, err := spool.Open(dir, spool.Options{})
 	if err != nil {
 		return err
 	}
@@ -274,6 +279,48 @@ func (n *Node) startSpool(context.Context) error {
 	n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_spool_pending_bytes",
 		Help: "Bytes of accepted batches not yet in the event store."}, func() float64 { return float64(sp.PendingBytes()) }))
 	return nil
+}
+
+// spoolPathFile, in the data directory, names the spool directory the node last used, so that
+// a start with another --spool-dir cannot leave acknowledged batches behind unreplayed.
+const spoolPathFile = "spool.path"
+
+// spoolDir resolves the spool directory (flag, else <data-dir>/spool) and refuses a start that
+// would move away from a spool still holding segments: those batches were acknowledged to SDKs
+// and only that directory's replay stores them. It then records the directory as the last used.
+func spoolDir(dataDir, flag string) (string, error) {
+	dir := flag
+	if dir == "" {
+		dir = filepath.Join(dataDir, "spool")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("spool dir: %w", err)
+	}
+	last := filepath.Join(dataDir, "spool") // nodes before --spool-dir kept it there
+	if b, err := os.ReadFile(filepath.Join(dataDir, spoolPathFile)); err == nil {
+		last = strings.TrimSpace(string(b))
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("spool dir: %w", err)
+	}
+	if last, err = filepath.Abs(last); err != nil {
+		return "", fmt.Errorf("spool dir: %w", err)
+	}
+	if last != dir {
+		n, err := spool.Leftover(last)
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			return "", fmt.Errorf("the spool this node used last, %s, still holds %d segment(s) of acknowledged batches "+
+				"not known to be stored; start once with --spool-dir %s so they are replayed (or move its files into %s while the node is stopped)",
+				last, n, last, dir)
+		}
+		if err := spool.WriteFileSync(filepath.Join(dataDir, spoolPathFile), []byte(dir+"\n")); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // startAlerter starts what stores and sends the alerts app actors raise. It outlives the

@@ -47,6 +47,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 
 	SpoolMaxBytes     int64
+	SpoolDir          string // "" = <DataDir>/spool
 	FlushRows         int
 	FlushInterval     time.Duration
 	IngestRatePerMin  int
@@ -195,6 +196,7 @@ var Settings = []Setting{
 	{"refresh-token-ttl", "SVC_REFRESH_TOKEN_TTL", "168h", "lifetime of refresh tokens", dur(func(c *Config) *time.Duration { return &c.RefreshTokenTTL })},
 	{"log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", "30s", "how long SIGTERM waits for requests and flushes", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{"spool-dir", "SVC_SPOOL_DIR", "", "directory of the write-ahead spool, every acknowledged batch fdatasync'ed; a disk of its own keeps those syncs from waiting behind the stores' writes. Empty = <data-dir>/spool", str(func(c *Config) *string { return &c.SpoolDir })},
 	{"spool-max-bytes", "SVC_SPOOL_MAX_BYTES", "268435456", "PUT /events answers 503 while the spool holds more than this many bytes not yet in the event store", bytesize(func(c *Config) *int64 { return &c.SpoolMaxBytes })},
 	{"flush-rows", "SVC_FLUSH_ROWS", "50000", "rows per event store insert", integer(func(c *Config) *int { return &c.FlushRows })},
 	{"flush-interval", "SVC_FLUSH_INTERVAL", "1s", "longest wait before held rows are inserted", dur(func(c *Config) *time.Duration { return &c.FlushInterval })},
