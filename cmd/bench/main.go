@@ -85,12 +85,13 @@ func run() int {
 	flag.BoolVar(&c.memoryOnly, "memory-only", false, "run only the node RSS measurement (f), print its row and print the node's memory statistics after the load and keep its heap profile then (bench-out/memory-heap.pprof); no table is written")
 	flag.Int64Var(&c.queryEvents, "query-events", targetEvents, "before each store's queries, top it up to this many events with synthetic copies of the corpus events, node stopped (0 = no top-up)")
 	flag.IntVar(&c.sessions, "sessions", targetSessions, "live session actors (f) starts on its node before the flat-out load")
-	flag.IntVar(&c.query.requests, "query-requests", 300, "timed requests per dashboard query")
+	flag.IntVar(&c.query.requests, "query-requests", 300, "timed requests per dashboard query from the store")
+	flag.IntVar(&c.query.liveRequests, "live-requests", 3000, "timed requests per live dashboard query")
 	flag.IntVar(&c.query.warmup, "query-warmup", 20, "untimed requests before them")
 	flag.DurationVar(&c.query.maxTime, "query-max-time", 30*time.Second, "a dashboard query stops early, with fewer requests, past this (its untimed warm-up past a quarter of it)")
 	flag.Parse()
-	if c.query.requests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 || c.sessions < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -query-requests and -sessions must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
+	if c.query.requests < 1 || c.query.liveRequests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 || c.sessions < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -query-requests, -live-requests and -sessions must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
 		return 2
 	}
 	if c.seconds < 2 {

@@ -527,7 +527,8 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   the last 7 days (the default window) and 30 days (explicit from/to) < 150 ms p95, the journey
   over 7 days < 300 ms p95, both stores. With fewer events the verdict is "not decided".
 - **live**: the same requests answered from the app actor's memory (` + "`Svc-Answered-By: live`" + `):
-  < 1 ms p99, every live row.
+  < 1 ms p99, every live row, over 3,000 sequential requests each (-live-requests; the store
+  rows time 300, -query-requests).
 - **node RSS** (f): the peak RSS (sampled every 100 ms) of an embedded node during a flat-out
   load that starts once 100k session actors are live (one-event requests, each a new session;
   ` + "`--session-idle`" + ` long enough that none passivates): < 1 GB (10⁹ bytes).
