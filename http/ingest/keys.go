@@ -84,6 +84,13 @@ func (k *Keys) settings() (ttl, staleFor, retry time.Duration) {
 	return ttl, staleFor, retry
 }
 
+func (k *Keys) now() time.Time {
+	if k.Now != nil {
+		return k.Now()
+	}
+	return time.Now()
+}
+
 func (e *keyEntry) answer() (model.App, error) {
 	if e.revoked {
 		return model.App{}, errBadKey
@@ -95,10 +102,7 @@ func (e *keyEntry) answer() (model.App, error) {
 // for which httpx.Unavailable holds when the store cannot tell.
 func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
 	ttl, staleFor, retry := k.settings()
-	now := time.Now()
-	if k.Now != nil {
-		now = k.Now()
-	}
+	now := k.now()
 	k.mu.Lock()
 	if k.entries == nil {
 		k.entries = map[string]*keyEntry{}
@@ -132,8 +136,12 @@ func (k *Keys) Lookup(ctx context.Context, key string) (model.App, error) {
 		k.forget(key)
 		return model.App{}, errBadKey
 	case err != nil:
-		first := !now.Before(k.retryFrom)
-		k.retryFrom = now.Add(retry)
+		// RetryEvery counts from the failure, not from the request's start: a frozen store
+		// fails only at the call's timeout, longer than RetryEvery, and counting from the start
+		// would let the next request ask it again at once.
+		failed := k.now()
+		first := !failed.Before(k.retryFrom)
+		k.retryFrom = failed.Add(retry)
 		cached := usable && k.entries[key] == e // not invalidated meanwhile
 		k.mu.Unlock()
 		if first && k.Log != nil {

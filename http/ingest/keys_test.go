@@ -30,6 +30,7 @@ type fakeKeys struct {
 	apps  map[uuid.UUID]model.App
 	down  bool
 	calls int
+	slow  func() // when set, runs in each call the store fails (a frozen store's timeout)
 }
 
 func (f *fakeKeys) AppByAPIKey(_ context.Context, key string) (model.App, model.APIKey, error) {
@@ -37,6 +38,9 @@ func (f *fakeKeys) AppByAPIKey(_ context.Context, key string) (model.App, model.
 	defer f.mu.Unlock()
 	f.calls++
 	if f.down {
+		if f.slow != nil {
+			f.slow()
+		}
 		return model.App{}, model.APIKey{}, sinks.Unavailable(sinks.StoreMeta,
 			errors.New("failed to connect to user=postgres database=svc_secret: 127.0.0.1:25432"))
 	}
@@ -118,6 +122,38 @@ func TestKeysServeLastAnswerWhileStoreDown(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	if c := do("good").Code; c != http.StatusUnauthorized {
 		t.Fatalf("revoked key with the store down again: %d, want 401 (the revocation is cached)", c)
+	}
+}
+
+// TestKeysRetryCountsFromTheFailure: a frozen store fails only at the call's timeout, longer
+// than RetryEvery; the store is then left alone for RetryEvery from that failure, not asked
+// again by the very next request.
+func TestKeysRetryCountsFromTheFailure(t *testing.T) {
+	app := model.App{ID: uuid.New(), Name: "a"}
+	f := &fakeKeys{keys: map[string]model.APIKey{"good": {AppID: app.ID, Key: "good"}}, apps: map[uuid.UUID]model.App{app.ID: app}}
+	now := time.Unix(1_700_000_000, 0)
+	f.slow = func() { now = now.Add(2 * time.Second) } // the call times out after 2 s
+	k := &Keys{Meta: f, TTL: 30 * time.Second, StaleFor: time.Hour, RetryEvery: time.Second, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	if _, err := k.Lookup(ctx, "good"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	now = now.Add(40 * time.Second) // past TTL: the next lookup asks the store
+	for i, c := range []struct {
+		after time.Duration // since the previous lookup returned
+		asks  bool
+	}{
+		{0, true}, {0, false}, {900 * time.Millisecond, false}, {200 * time.Millisecond, true}, {0, false},
+	} {
+		now = now.Add(c.after)
+		calls := f.calls
+		if _, err := k.Lookup(ctx, "good"); err != nil {
+			t.Fatalf("lookup %d: %v, want the last answer", i, err)
+		}
+		if asked := f.calls > calls; asked != c.asks {
+			t.Errorf("lookup %d, %v after the previous one returned: asked the store %v, want %v", i, c.after, asked, c.asks)
+		}
 	}
 }
 
