@@ -141,8 +141,10 @@ func (p *proc) stop(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("svc serve did not stop within 30s of SIGTERM")
+	case <-time.After(45 * time.Second): // --shutdown-timeout (30 s by default) and room
+		_ = p.cmd.Process.Kill()
+		<-p.exited // its stderr is complete once it has exited
+		t.Fatalf("svc serve did not stop within 45s of SIGTERM; stderr:\n%s", p.stderr)
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM; stderr:\n%s", code, p.stderr)
