@@ -44,10 +44,14 @@ func Migrate(ctx context.Context, dsn string) error {
 	// ClickHouse has no locks to serialise nodes that migrate at the same start: one can see
 	// the version table created but not yet holding its first row ("missing zero version").
 	// Every step tolerates being applied twice, so a few retries settle the race.
+	const attempts = 5
 	var upErr error
-	for attempt := 1; attempt <= 5; attempt++ {
+	for attempt := 1; attempt <= attempts; attempt++ {
 		if _, upErr = p.Up(ctx); upErr == nil {
 			return nil
+		}
+		if attempt == attempts {
+			break // no wait after the last: the caller decides when to come back
 		}
 		select {
 		case <-ctx.Done():
