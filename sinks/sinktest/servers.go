@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -102,14 +103,44 @@ func terminate(cmd *exec.Cmd) error {
 	return nil
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// FreePort returns a loopback TCP port that was free a moment ago, for a server started later
+// (a child process, or one restarted on the same port after an outage). It picks below the
+// kernel's ephemeral range when it can: a port from that range can be handed, in the meantime,
+// to a ":0" listener or the source port of an outgoing connection of any test running beside.
 func FreePort() (int, error) {
+	if lo, ok := ephemeralLow(); ok && lo > belowEphemeralFrom+1000 {
+		for range 100 {
+			port := belowEphemeralFrom + rand.IntN(lo-belowEphemeralFrom)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// belowEphemeralFrom is the lowest port FreePort picks: above the well-known and the usual
+// service ports.
+const belowEphemeralFrom = 15000
+
+// ephemeralLow is the first port of Linux's ephemeral range (net.ipv4.ip_local_port_range).
+func ephemeralLow() (int, bool) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, false
+	}
+	lo, err := strconv.Atoi(f[0])
+	return lo, err == nil
 }
 
 // FreePortPair returns a loopback TCP port that, with the port after it, was free a moment ago:
