@@ -29,8 +29,9 @@ func newIngest(t *testing.T) *Ingest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sp.Close(); db.Close() })
-	return &Ingest{Dir: dir, Root: sys.AS.Root, Flusher: sys.AS.Root.Spawn(noopFlusher()), Gate: gate.New(db, 0), Spool: sp, Node: "test", Log: quiet}
+	g := gate.New(db, 0)
+	t.Cleanup(func() { sp.Close(); g.Close(); db.Close() })
+	return &Ingest{Dir: dir, Root: sys.AS.Root, Flusher: sys.AS.Root.Spawn(noopFlusher()), Gate: g, Spool: sp, Node: "test", Log: quiet}
 }
 
 // accept runs a request through the ingest path as the handler does.

@@ -52,14 +52,16 @@ func newEvents(tb testing.TB) *Events {
 		actors.KindSession: actors.SessionProducer(func() actors.Directory { return dirx }, badgerdb.Snapshots{DB: db}, time.Minute, log),
 	})
 	fl := sys.AS.Root.Spawn(actors.NewFlusher(badgerevents.New(db), sp, actors.FlushOptions{}, actors.NewFlushMetrics(prometheus.NewRegistry()), log))
+	g := gate.New(db, 0)
 	tb.Cleanup(func() {
 		dirx.StopAll(5 * time.Second)
 		_ = sys.AS.Root.PoisonFuture(fl).Wait()
 		sys.Shutdown()
 		sp.Close()
+		g.Close()
 		db.Close()
 	})
-	return &Events{Blobs: blobs, Ingest: &actors.Ingest{Dir: dirx, Root: sys.AS.Root, Flusher: fl, Gate: gate.New(db, 0), Spool: sp, Node: "fuzz", Log: log},
+	return &Events{Blobs: blobs, Ingest: &actors.Ingest{Dir: dirx, Root: sys.AS.Root, Flusher: fl, Gate: g, Spool: sp, Node: "fuzz", Log: log},
 		Log: log, MaxJSONBytes: 1 << 20, MaxMultipartBytes: 2 << 20}
 }
 

@@ -165,5 +165,7 @@ func diskLocal(b *testing.B) *gate.Local {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = db.Close() })
-	return gate.New(db, 0)
+	g := gate.New(db, 0)
+	b.Cleanup(func() { _ = g.Close() }) // before the DB's
+	return g
 }

@@ -6,9 +6,11 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -53,8 +55,10 @@ type Store interface {
 	// end it with Accept or Abort. InProgress: another request with the id is being processed
 	// now. Accepted: a request with the id was accepted; info is what its Accept or Mark stored.
 	Begin(ctx context.Context, app, req uuid.UUID) (State, []byte, error)
-	// Accept records the id as accepted with info, durably, for at least the store's TTL
-	// (DefaultTTL unless configured), and ends its in-progress state.
+	// Accept records the id as accepted with info, for at least the store's TTL (DefaultTTL
+	// unless configured), and ends its in-progress state: Begin answers Accepted from then on.
+	// Shared stores write it durably before returning; Local writes it to its database a moment
+	// later (its spool's replay covers a node that dies in between).
 	Accept(ctx context.Context, app, req uuid.UUID, info []byte) error
 	// Mark records the id as accepted with info whatever its state: spool replay marks the ids
 	// of the batches it hands on, as the node may have died between the spool and Accept.
@@ -66,26 +70,61 @@ type Store interface {
 
 const shards = 64
 
+// maxUnwritten bounds the accepted ids waiting for the background write; past it Accept writes
+// its id itself (a database that cannot keep up slows requests rather than growing memory).
+const maxUnwritten = 16384
+
 // Local is the gate of a single node: accepted ids in Badger, in-progress ids in memory.
+//
+// Accept does not write to Badger in the request: the id moves from the in-progress set to
+// the unwritten set, which Begin reads too, and one background writer puts every id waiting
+// into Badger with one batch. A Badger commit on a disk busy with the stores' writes can wait
+// tens of milliseconds, and the request has nothing to wait for: the batch is already in the
+// spool, whose replay marks the ids of the batches it hands on when the node died before the
+// write. The writer runs while ids wait and ends when none do; Close waits for it.
 type Local struct {
 	db     *badger.DB
 	ttl    time.Duration
 	shards [shards]struct {
-		mu       sync.Mutex
-		inflight map[key]struct{}
+		mu        sync.Mutex
+		inflight  map[key]struct{}
+		unwritten map[key][]byte // accepted, not yet in Badger: info by id
 	}
+
+	// Log, when set, is told of ids the background writer could not write.
+	Log *slog.Logger
+
+	wmu     sync.Mutex
+	queue   []key // unwritten ids in the order accepted
+	writing bool  // the writer goroutine runs
+	closed  bool
+	idle    *sync.Cond // on wmu: the writer ended
 }
 
-// New returns a node-local gate over a Badger DB (prefix badgerdb.PrefixGate).
+// New returns a node-local gate over a Badger DB (prefix badgerdb.PrefixGate). Close it before
+// the DB.
 func New(db *badger.DB, ttl time.Duration) *Local {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
 	g := &Local{db: db, ttl: ttl}
+	g.idle = sync.NewCond(&g.wmu)
 	for i := range g.shards {
 		g.shards[i].inflight = map[key]struct{}{}
+		g.shards[i].unwritten = map[key][]byte{}
 	}
 	return g
+}
+
+// Close writes the ids still waiting and ends the writer; later Accepts write their own id.
+func (g *Local) Close() error {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	g.closed = true
+	for g.writing {
+		g.idle.Wait()
+	}
+	return nil
 }
 
 func dbKey(k key) []byte {
@@ -100,6 +139,9 @@ func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, err
 	defer sh.mu.Unlock()
 	if _, ok := sh.inflight[k]; ok {
 		return InProgress, nil, nil
+	}
+	if info, ok := sh.unwritten[k]; ok {
+		return Accepted, info, nil
 	}
 	var info []byte
 	err := g.db.View(func(txn *badger.Txn) error {
@@ -121,15 +163,87 @@ func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, err
 	}
 }
 
-// Accept implements Store.
+// Accept implements Store: the id is accepted for Begin at once and written to Badger by the
+// background writer (see Local). When the writer is behind by maxUnwritten ids, or the gate is
+// closed, Accept writes the id itself and returns the write's error.
 func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) error {
 	k := makeKey(app, req)
-	err := g.Mark(ctx, app, req, info)
 	sh := &g.shards[k[31]%shards]
+	g.wmu.Lock()
+	queued := !g.closed && len(g.queue) < maxUnwritten
+	if queued {
+		g.queue = append(g.queue, k)
+		sh.mu.Lock()
+		sh.unwritten[k] = bytes.Clone(info) // the caller may reuse info once Accept returns
+		delete(sh.inflight, k)
+		sh.mu.Unlock()
+		if !g.writing {
+			g.writing = true
+			go g.write() // ends once no id waits (Close waits for it)
+		}
+	}
+	g.wmu.Unlock()
+	if queued {
+		return nil
+	}
+	err := g.Mark(ctx, app, req, info)
 	sh.mu.Lock()
 	delete(sh.inflight, k)
 	sh.mu.Unlock()
 	return err
+}
+
+// write is the background writer: it writes the waiting ids in batches until none wait.
+func (g *Local) write() {
+	var batch []key
+	for {
+		g.wmu.Lock()
+		if len(g.queue) == 0 {
+			g.writing = false
+			g.idle.Broadcast()
+			g.wmu.Unlock()
+			return
+		}
+		batch, g.queue = g.queue, batch[:0]
+		g.wmu.Unlock()
+
+		infos := make([][]byte, len(batch))
+		for i, k := range batch {
+			sh := &g.shards[k[31]%shards]
+			sh.mu.Lock()
+			infos[i] = sh.unwritten[k]
+			sh.mu.Unlock()
+		}
+		err := g.writeIDs(batch, infos)
+		if err != nil && g.Log != nil {
+			g.Log.Warn("request ids not recorded; retries of those requests after a restart may be processed again",
+				"ids", len(batch), "error", err.Error())
+		}
+		// Written or not, they leave memory: a failed write loses what a failed synchronous
+		// one did (the spool's replay still marks the ids of the batches it holds). An id is
+		// accepted once (Begin answers Accepted while it waits), so nothing newer is dropped.
+		for _, k := range batch {
+			sh := &g.shards[k[31]%shards]
+			sh.mu.Lock()
+			delete(sh.unwritten, k)
+			sh.mu.Unlock()
+		}
+	}
+}
+
+// writeIDs writes ids with their infos in one Badger write batch.
+func (g *Local) writeIDs(ids []key, infos [][]byte) error {
+	wb := g.db.NewWriteBatch()
+	for i, k := range ids {
+		if err := wb.SetEntry(badger.NewEntry(dbKey(k), infos[i]).WithTTL(g.ttl)); err != nil {
+			wb.Cancel()
+			return fmt.Errorf("request gate: record accepted ids: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("request gate: record accepted ids: %w", err)
+	}
+	return nil
 }
 
 // Mark implements Store. It leaves the in-progress set alone.

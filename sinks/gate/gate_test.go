@@ -2,6 +2,9 @@ package gate_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -19,7 +22,9 @@ func openLocal(t testing.TB) *gate.Local {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	return gate.New(db, 0)
+	g := gate.New(db, 0)
+	t.Cleanup(func() { _ = g.Close() }) // before the DB's (cleanups run last first)
+	return g
 }
 
 func TestConformance(t *testing.T) {
@@ -47,6 +52,9 @@ func TestLocalReopen(t *testing.T) {
 	if err := g.Accept(ctx, app, accepted, []byte("info")); err != nil {
 		t.Fatal(err)
 	}
+	if err := g.Close(); err != nil { // the background write of the id ends first
+		t.Fatal(err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -61,5 +69,77 @@ func TestLocalReopen(t *testing.T) {
 	}
 	if s, _, err := g.Begin(ctx, app, held); err != nil || s != gate.Unseen {
 		t.Fatalf("in-progress id after reopen: %v %v, want Unseen", s, err)
+	}
+}
+
+// TestLocalAcceptsAtOnceAndWritesBehind: ids accepted by many requests at once are Accepted for
+// Begin as soon as Accept returns, and every one is in Badger once Close has returned; after
+// Close, Accept writes its id itself.
+func TestLocalAcceptsAtOnceAndWritesBehind(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := badgerdb.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate.New(db, 0)
+	app := uuid.New()
+	const n = 2000
+	ids := make([]uuid.UUID, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				ids[i] = uuid.New()
+				if s, _, err := g.Begin(ctx, app, ids[i]); err != nil || s != gate.Unseen {
+					errs <- fmt.Errorf("Begin %d: %v %v", i, s, err)
+					return
+				}
+				info := []byte(strconv.Itoa(i))
+				if err := g.Accept(ctx, app, ids[i], info); err != nil {
+					errs <- err
+					return
+				}
+				info[0] = 'x' // the caller's buffer may be reused
+				if s, got, err := g.Begin(ctx, app, ids[i]); err != nil || s != gate.Accepted || string(got) != strconv.Itoa(i) {
+					errs <- fmt.Errorf("Begin %d right after Accept: %v %q %v", i, s, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	late := uuid.New()
+	if err := g.Accept(ctx, app, late, []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = badgerdb.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	g = gate.New(db, 0)
+	defer g.Close()
+	for i, id := range append(ids, late) {
+		want := "late"
+		if i < n {
+			want = strconv.Itoa(i)
+		}
+		if s, info, err := g.Begin(ctx, app, id); err != nil || s != gate.Accepted || string(info) != want {
+			t.Fatalf("id %d after reopen: %v %q %v, want Accepted %q", i, s, info, err, want)
+		}
 	}
 }

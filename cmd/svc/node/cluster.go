@@ -64,6 +64,8 @@ func (n *Node) startClusterDirectory() error {
 // it died, so the retries of those requests are processed at once.
 func (n *Node) requestGate(ctx context.Context, nodeID string) gate.Store {
 	local := gate.New(n.local, 0)
+	local.Log = n.log
+	n.closers = append(n.closers, local.Close) // runs before the local database's closer
 	if n.pg == nil {
 		return local
 	}
