@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/sinks/badgerdb"
@@ -27,6 +28,19 @@ func openLocal(t testing.TB) *gate.Local {
 	return g
 }
 
+// diskGate opens the Badger in dir and a Local over it; both are closed when the test ends
+// unless the caller closed them first (Close is safe twice).
+func diskGate(t *testing.T, dir string) (*badger.DB, *gate.Local) {
+	t.Helper()
+	db, err := badgerdb.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate.New(db, 0)
+	t.Cleanup(func() { _ = g.Close(); _ = db.Close() })
+	return db, g
+}
+
 func TestConformance(t *testing.T) {
 	t.Run("local", func(t *testing.T) {
 		gatetest.Run(t, func(t *testing.T) gate.Store { return openLocal(t) })
@@ -38,11 +52,7 @@ func TestConformance(t *testing.T) {
 func TestLocalReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := badgerdb.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gate.New(db, 0)
+	db, g := diskGate(t, dir)
 	app, accepted, held := uuid.New(), uuid.New(), uuid.New()
 	for _, req := range []uuid.UUID{accepted, held} {
 		if s, _, err := g.Begin(ctx, app, req); err != nil || s != gate.Unseen {
@@ -58,12 +68,7 @@ func TestLocalReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = badgerdb.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	g = gate.New(db, 0)
+	_, g = diskGate(t, dir)
 	if s, info, err := g.Begin(ctx, app, accepted); err != nil || s != gate.Accepted || string(info) != "info" {
 		t.Fatalf("accepted id after reopen: %v %q %v, want Accepted \"info\"", s, info, err)
 	}
@@ -78,11 +83,7 @@ func TestLocalReopen(t *testing.T) {
 func TestLocalAcceptsAtOnceAndWritesBehind(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := badgerdb.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gate.New(db, 0)
+	db, g := diskGate(t, dir)
 	app := uuid.New()
 	const n = 2000
 	ids := make([]uuid.UUID, n)
@@ -126,13 +127,7 @@ func TestLocalAcceptsAtOnceAndWritesBehind(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = badgerdb.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	g = gate.New(db, 0)
-	defer g.Close()
+	_, g = diskGate(t, dir)
 	for i, id := range append(ids, late) {
 		want := "late"
 		if i < n {
