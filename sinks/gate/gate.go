@@ -169,14 +169,17 @@ func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, err
 func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) error {
 	k := makeKey(app, req)
 	sh := &g.shards[k[31]%shards]
+	// Accepted for Begin first, so the writer finds the info of every id it takes. The two
+	// locks are never held together: a Begin holds its shard's during a Badger read that can
+	// stall, and that must not hold up every other Accept.
+	sh.mu.Lock()
+	sh.unwritten[k] = bytes.Clone(info) // the caller may reuse info once Accept returns
+	delete(sh.inflight, k)
+	sh.mu.Unlock()
 	g.wmu.Lock()
 	queued := !g.closed && len(g.queue) < maxUnwritten
 	if queued {
 		g.queue = append(g.queue, k)
-		sh.mu.Lock()
-		sh.unwritten[k] = bytes.Clone(info) // the caller may reuse info once Accept returns
-		delete(sh.inflight, k)
-		sh.mu.Unlock()
 		if !g.writing {
 			g.writing = true
 			go g.write() // ends once no id waits (Close waits for it)
@@ -188,7 +191,7 @@ func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) err
 	}
 	err := g.Mark(ctx, app, req, info)
 	sh.mu.Lock()
-	delete(sh.inflight, k)
+	delete(sh.unwritten, k) // in Badger now, or failed as a synchronous write did before
 	sh.mu.Unlock()
 	return err
 }
