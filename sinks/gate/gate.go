@@ -70,8 +70,9 @@ type Store interface {
 
 const shards = 64
 
-// maxUnwritten bounds the accepted ids waiting for the background write; past it Accept writes
-// its id itself (a database that cannot keep up slows requests rather than growing memory).
+// maxUnwritten bounds the accepted ids queued for the background write (a batch being written
+// holds up to as many again); past it Accept writes its id itself, so a database that cannot
+// keep up slows requests rather than growing memory.
 const maxUnwritten = 16384
 
 // Local is the gate of a single node: accepted ids in Badger, in-progress ids in memory.
@@ -81,7 +82,9 @@ const maxUnwritten = 16384
 // into Badger with one batch. A Badger commit on a disk busy with the stores' writes can wait
 // tens of milliseconds, and the request has nothing to wait for: the batch is already in the
 // spool, whose replay marks the ids of the batches it hands on when the node died before the
-// write. The writer runs while ids wait and ends when none do; Close waits for it.
+// write. For that to hold, a spool record must not be dropped before its id is written: the
+// node acknowledges spool records only after Sync. The writer runs while ids wait and ends
+// when none do; Close waits for it.
 type Local struct {
 	db     *badger.DB
 	ttl    time.Duration
@@ -95,10 +98,18 @@ type Local struct {
 	Log *slog.Logger
 
 	wmu     sync.Mutex
-	queue   []key // unwritten ids in the order accepted
-	writing bool  // the writer goroutine runs
+	queue   []unwrittenID // in the order accepted
+	queued  uint64        // ids ever queued
+	done    uint64        // of those, written (or failed to be)
+	writing bool          // the writer goroutine runs
 	closed  bool
-	idle    *sync.Cond // on wmu: the writer ended
+	changed *sync.Cond // on wmu: a batch was written, or the writer ended
+}
+
+// unwrittenID is an accepted id waiting for the background write, with its info.
+type unwrittenID struct {
+	k    key
+	info []byte
 }
 
 // New returns a node-local gate over a Badger DB (prefix badgerdb.PrefixGate). Close it before
@@ -108,7 +119,7 @@ func New(db *badger.DB, ttl time.Duration) *Local {
 		ttl = DefaultTTL
 	}
 	g := &Local{db: db, ttl: ttl}
-	g.idle = sync.NewCond(&g.wmu)
+	g.changed = sync.NewCond(&g.wmu)
 	for i := range g.shards {
 		g.shards[i].inflight = map[key]struct{}{}
 		g.shards[i].unwritten = map[key][]byte{}
@@ -122,9 +133,21 @@ func (g *Local) Close() error {
 	defer g.wmu.Unlock()
 	g.closed = true
 	for g.writing {
-		g.idle.Wait()
+		g.changed.Wait()
 	}
 	return nil
+}
+
+// Sync returns once every id Accept took before it is written to Badger (or its write failed
+// and was logged): until then the spool's record of its batch is what would mark it again
+// after a crash, so the node acknowledges spool records only after Sync. It returns at once
+// when nothing waits.
+func (g *Local) Sync() {
+	g.wmu.Lock()
+	for target := g.queued; g.done < target; {
+		g.changed.Wait()
+	}
+	g.wmu.Unlock()
 }
 
 func dbKey(k key) []byte {
@@ -141,7 +164,7 @@ func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, err
 		return InProgress, nil, nil
 	}
 	if info, ok := sh.unwritten[k]; ok {
-		return Accepted, info, nil
+		return Accepted, bytes.Clone(info), nil // the writer may be handing it to Badger
 	}
 	var info []byte
 	err := g.db.View(func(txn *badger.Txn) error {
@@ -172,14 +195,16 @@ func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) err
 	// Accepted for Begin first, so the writer finds the info of every id it takes. The two
 	// locks are never held together: a Begin holds its shard's during a Badger read that can
 	// stall, and that must not hold up every other Accept.
+	info = bytes.Clone(info) // the caller may reuse its slice once Accept returns
 	sh.mu.Lock()
-	sh.unwritten[k] = bytes.Clone(info) // the caller may reuse info once Accept returns
+	sh.unwritten[k] = info
 	delete(sh.inflight, k)
 	sh.mu.Unlock()
 	g.wmu.Lock()
 	queued := !g.closed && len(g.queue) < maxUnwritten
 	if queued {
-		g.queue = append(g.queue, k)
+		g.queue = append(g.queue, unwrittenID{k, info})
+		g.queued++
 		if !g.writing {
 			g.writing = true
 			go g.write() // ends once no id waits (Close waits for it)
@@ -198,26 +223,19 @@ func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) err
 
 // write is the background writer: it writes the waiting ids in batches until none wait.
 func (g *Local) write() {
-	var batch []key
+	var batch []unwrittenID
 	for {
 		g.wmu.Lock()
 		if len(g.queue) == 0 {
 			g.writing = false
-			g.idle.Broadcast()
+			g.changed.Broadcast()
 			g.wmu.Unlock()
 			return
 		}
 		batch, g.queue = g.queue, batch[:0]
 		g.wmu.Unlock()
 
-		infos := make([][]byte, len(batch))
-		for i, k := range batch {
-			sh := &g.shards[k[31]%shards]
-			sh.mu.Lock()
-			infos[i] = sh.unwritten[k]
-			sh.mu.Unlock()
-		}
-		err := g.writeIDs(batch, infos)
+		err := g.writeIDs(batch)
 		if err != nil && g.Log != nil {
 			g.Log.Warn("request ids not recorded; retries of those requests after a restart may be processed again",
 				"ids", len(batch), "error", err.Error())
@@ -225,21 +243,25 @@ func (g *Local) write() {
 		// Written or not, they leave memory: a failed write loses what a failed synchronous
 		// one did (the spool's replay still marks the ids of the batches it holds). An id is
 		// accepted once (Begin answers Accepted while it waits), so nothing newer is dropped.
-		for _, k := range batch {
-			sh := &g.shards[k[31]%shards]
+		for _, u := range batch {
+			sh := &g.shards[u.k[31]%shards]
 			sh.mu.Lock()
-			delete(sh.unwritten, k)
+			delete(sh.unwritten, u.k)
 			sh.mu.Unlock()
 		}
+		g.wmu.Lock()
+		g.done += uint64(len(batch))
+		g.changed.Broadcast()
+		g.wmu.Unlock()
 	}
 }
 
 // writeIDs writes ids with their infos in one Badger write batch.
-func (g *Local) writeIDs(ids []key, infos [][]byte) error {
+func (g *Local) writeIDs(ids []unwrittenID) error {
 	wb := g.db.NewWriteBatch()
-	for i, k := range ids {
-		if err := wb.SetEntry(badger.NewEntry(dbKey(k), infos[i]).WithTTL(g.ttl)); err != nil {
-			wb.Cancel()
+	defer wb.Cancel() // after a Flush that failed too: it releases the batch's transaction
+	for _, u := range ids {
+		if err := wb.SetEntry(badger.NewEntry(dbKey(u.k), u.info).WithTTL(g.ttl)); err != nil {
 			return fmt.Errorf("request gate: record accepted ids: %w", err)
 		}
 	}

@@ -138,3 +138,42 @@ func TestLocalAcceptsAtOnceAndWritesBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalSync: once Sync returns, every id accepted before it is in Badger, as another
+// reader of the database (a Local with nothing in memory) finds.
+func TestLocalSync(t *testing.T) {
+	ctx := context.Background()
+	db, g := diskGate(t, t.TempDir())
+	reader := gate.New(db, 0)
+	defer reader.Close()
+	app := uuid.New()
+	g.Sync() // nothing waits: returns at once
+	for round := range 20 {
+		ids := make([]uuid.UUID, 200)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(ids); i += 4 {
+					ids[i] = uuid.New()
+					if _, _, err := g.Begin(ctx, app, ids[i]); err != nil {
+						t.Error(err)
+						return
+					}
+					if err := g.Accept(ctx, app, ids[i], []byte("i")); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		g.Sync()
+		for i, id := range ids {
+			if s, _, err := reader.Begin(ctx, app, id); err != nil || s != gate.Accepted {
+				t.Fatalf("round %d: id %d not in Badger after Sync: %v %v", round, i, s, err)
+			}
+		}
+	}
+}

@@ -55,6 +55,9 @@ type Record struct {
 type Options struct {
 	SegmentBytes int64 // rotate to a new segment past this size; default 64 MiB
 	MaxBatch     int   // most appends covered by one sync; default 1024
+	// MinSeq is the least sequence number the next record gets: a node moving its spool to
+	// a new directory carries the old one's on (Contents), so numbers never repeat.
+	MinSeq uint64
 }
 
 // maxSpares is how many acknowledged full segments are kept for reuse: one is usually enough
@@ -162,29 +165,51 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// Leftover says how many segment files in dir hold data: records a start with that directory
-// as its spool would replay (some may be acknowledged already). A missing dir holds none.
-func Leftover(dir string) (int, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+// Contents says, without opening or changing it, what the spool in dir holds: the records a
+// start would replay (some may be acknowledged already, as after a crash) and the sequence
+// number its next record would get. A missing dir holds none, next 1.
+func Contents(dir string) (records int, next uint64, err error) {
+	next = 1
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, next, nil
+	}
 	if err != nil {
-		return 0, fmt.Errorf("list spool: %w", err)
+		return 0, 0, fmt.Errorf("spool: list %s: %w", dir, err)
 	}
-	n := 0
-	for _, name := range names {
-		fi, err := os.Stat(name)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("spool: %w", err)
+	if b, err := os.ReadFile(filepath.Join(dir, seqFile)); err == nil {
+		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			next = max(next, n)
 		}
-		if err == nil && fi.Size() > 0 {
-			n++
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 0, 0, fmt.Errorf("spool: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".seg") {
+			continue
+		}
+		first, err := strconv.ParseUint(strings.TrimSuffix(name, ".seg"), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("spool: unexpected file %s", filepath.Join(dir, name))
+		}
+		next = max(next, first)
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0, 0, fmt.Errorf("spool: read %s: %w", filepath.Join(dir, name), err)
+		}
+		recs, _ := parseSegment(data, &segment{first: first})
+		records += len(recs)
+		if len(recs) > 0 {
+			next = max(next, recs[len(recs)-1].Seq+1)
 		}
 	}
-	return n, nil
+	return records, next, nil
 }
 
 // open reads dir's segments and starts the active one; Open holds the lock and starts the writer.
 func open(dir string, opts Options) (*Spool, []Record, error) {
-	s := &Spool{dir: dir, opts: opts, nextSeq: 1,
+	s := &Spool{dir: dir, opts: opts, nextSeq: max(1, opts.MinSeq),
 		reqs: make(chan appendReq, opts.MaxBatch), stopped: make(chan struct{})}
 	if b, err := os.ReadFile(filepath.Join(dir, seqFile)); err == nil {
 		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
@@ -254,6 +279,22 @@ func readSegment(sg *segment) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: read %s: %w", sg.path, err)
 	}
+	recs, off := parseSegment(data, sg)
+	if off < len(data) {
+		if err := f.Truncate(int64(off)); err != nil {
+			return nil, fmt.Errorf("spool: cut torn tail of %s: %w", sg.path, err)
+		}
+		if err := f.Sync(); err != nil {
+			return nil, fmt.Errorf("spool: sync %s: %w", sg.path, err)
+		}
+	}
+	sg.size = int64(off)
+	return recs, nil
+}
+
+// parseSegment returns a segment's intact records (Body aliasing data) and where they end;
+// it sets sg.last.
+func parseSegment(data []byte, sg *segment) ([]Record, int) {
 	var recs []Record
 	off := 0
 	for off+headerLen <= len(data) {
@@ -277,16 +318,7 @@ func readSegment(sg *segment) ([]Record, error) {
 		sg.last = r.Seq
 		off += headerLen + n
 	}
-	if off < len(data) {
-		if err := f.Truncate(int64(off)); err != nil {
-			return nil, fmt.Errorf("spool: cut torn tail of %s: %w", sg.path, err)
-		}
-		if err := f.Sync(); err != nil {
-			return nil, fmt.Errorf("spool: sync %s: %w", sg.path, err)
-		}
-	}
-	sg.size = int64(off)
-	return recs, nil
+	return recs, off
 }
 
 // openSegment starts a new active segment, a spare renamed when there is one; called with mu

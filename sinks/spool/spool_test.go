@@ -440,37 +440,91 @@ func TestOpenLocksTheDirectory(t *testing.T) {
 	s3.Close()
 }
 
-func TestLeftover(t *testing.T) {
-	dir := t.TempDir()
-	if n, err := Leftover(filepath.Join(dir, "missing")); n != 0 || err != nil {
-		t.Fatalf("missing dir: %d, %v", n, err)
+// TestContents: what a spool directory holds, read without opening it: the records a start
+// would replay and the next sequence number, through a crash, a clean close and a recycled
+// segment's old records.
+func TestContents(t *testing.T) {
+	check := func(dir string, records int, next uint64) {
+		t.Helper()
+		n, nx, err := Contents(dir)
+		if err != nil || n != records || nx != next {
+			t.Fatalf("Contents = %d records, next %d, %v; want %d, %d", n, nx, err, records, next)
+		}
 	}
-	s, _, err := Open(dir, Options{})
+	dir := t.TempDir()
+	check(filepath.Join(dir, "missing"), 0, 1)
+	opts := Options{SegmentBytes: 4 << 10}
+	s, _, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := Leftover(dir); n != 0 {
-		t.Fatalf("a new spool's empty active segment counts: %d", n)
+	check(dir, 0, 1) // a new spool's empty active segment
+	body := bytes.Repeat([]byte("x"), 1000)
+	for range 3 {
+		if err := s.Append(&Record{Body: body}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.Append(&Record{Body: []byte("x")}); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := Leftover(dir); n != 1 {
-		t.Fatalf("one segment with a record: %d", n)
-	}
+	check(dir, 3, 4)
 	crash(s)
-	if n, _ := Leftover(dir); n != 1 {
-		t.Fatalf("after a crash: %d", n)
-	}
-	s2, recs, err := Open(dir, Options{})
+	check(dir, 3, 4)
+	s2, recs, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
 		s2.Ack(r.Seq, len(r.Body))
 	}
-	s2.Close()
-	if n, _ := Leftover(dir); n != 0 {
-		t.Fatalf("after every record was acknowledged and the spool closed: %d", n)
+	// Fill and acknowledge segments until one is recycled: its old records are not counted.
+	for range 20 {
+		r := &Record{Body: body}
+		if err := s2.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		s2.Ack(r.Seq, len(r.Body))
+	}
+	crash(s2)
+	check(dir, 0, 24)
+	s3, _, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+	check(dir, 0, 24) // a clean close keeps the next number in next.seq
+	if err := os.Chmod(dir, 0); err == nil && os.Geteuid() != 0 {
+		defer os.Chmod(dir, 0o750)
+		if _, _, err := Contents(dir); err == nil {
+			t.Fatal("an unreadable directory reads as empty")
+		}
+	}
+}
+
+// TestMinSeq: a spool opened with MinSeq numbers its records from there, and never below what
+// its own directory already used.
+func TestMinSeq(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := Open(dir, Options{MinSeq: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Record{Body: []byte("x")}
+	if err := s.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 500 {
+		t.Fatalf("first record %d, want 500", r.Seq)
+	}
+	s.Ack(r.Seq, len(r.Body))
+	s.Close()
+	s, _, err = Open(dir, Options{MinSeq: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 501 {
+		t.Fatalf("after a reopen with a lower MinSeq: %d, want 501", r.Seq)
 	}
 }

@@ -63,9 +63,7 @@ func (n *Node) startClusterDirectory() error {
 // shared gate names this node by its id, and ends at start what the node held in progress when
 // it died, so the retries of those requests are processed at once.
 func (n *Node) requestGate(ctx context.Context, nodeID string) gate.Store {
-	local := gate.New(n.local, 0)
-	local.Log = n.log
-	n.closers = append(n.closers, local.Close) // runs before the local database's closer
+	local := n.localGate // started with the flusher (startActors)
 	if n.pg == nil {
 		return local
 	}

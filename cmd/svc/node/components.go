@@ -34,6 +34,7 @@ import (
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
 	"github.com/svc-dev/svc/sinks/badgermeta"
+	"github.com/svc-dev/svc/sinks/gate"
 	"github.com/svc-dev/svc/sinks/keycache"
 	"github.com/svc-dev/svc/sinks/localblob"
 	"github.com/svc-dev/svc/sinks/s3blob"
@@ -266,13 +267,19 @@ func (n *Node) startBlobStore(ctx context.Context) error {
 
 // startSpool opens the write-ahead spool; the records it holds are replayed by "replay".
 func (n *Node) startSpool(context.Context) error {
-	dir, err := spoolDir(n.cfg.DataDir, n.cfg.SpoolDir)
+	dir, minSeq, moved, err := spoolDir(n.cfg.DataDir, n.cfg.SpoolDir)
 	if err != nil {
 		return err
 	}
-	sp, recs, err := spool.Open(dir, spool.Options{})
+	sp, recs, err := spool.Open(dir, spool.Options{MinSeq: minSeq})
 	if err != nil {
 		return err
+	}
+	if moved {
+		if err := rememberSpoolDir(n.cfg.DataDir, dir); err != nil {
+			sp.Close()
+			return err
+		}
 	}
 	n.Spool, n.recs = sp, recs
 	n.closers = append(n.closers, sp.Close)
@@ -281,46 +288,77 @@ func (n *Node) startSpool(context.Context) error {
 	return nil
 }
 
+// gateFirst acknowledges spool records only once the request gate has written the ids it
+// accepted so far: a record dropped before its id is written would leave a crash nothing to
+// mark the id again from, and a retry would be processed twice.
+type gateFirst struct {
+	sp *spool.Spool
+	g  *gate.Local
+}
+
+func (a gateFirst) Ack(seq uint64, bodyLen int) {
+	a.g.Sync()
+	a.sp.Ack(seq, bodyLen)
+}
+
 // spoolPathFile, in the data directory, names the spool directory the node last used, so that
 // a start with another --spool-dir cannot leave acknowledged batches behind unreplayed.
 const spoolPathFile = "spool.path"
 
-// spoolDir resolves the spool directory (flag, else <data-dir>/spool) and refuses a start that
-// would move away from a spool still holding segments: those batches were acknowledged to SDKs
-// and only that directory's replay stores them. It then records the directory as the last used.
-func spoolDir(dataDir, flag string) (string, error) {
-	dir := flag
+// spoolDir resolves the spool directory (flag, else <data-dir>/spool) and what the spool must
+// start numbering from. It refuses a start that would move away from a spool still holding
+// records: those batches were acknowledged to SDKs and only that directory's replay stores
+// them. Moving to a new directory carries the old one's sequence numbers on (they must never
+// repeat: replayed batches are told apart by them); moved says the caller must record the new
+// directory (rememberSpoolDir) once the spool is open there, which makes that floor durable.
+func spoolDir(dataDir, flag string) (dir string, minSeq uint64, moved bool, err error) {
+	dir = flag
 	if dir == "" {
 		dir = filepath.Join(dataDir, "spool")
 	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("spool dir: %w", err)
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", 0, false, fmt.Errorf("spool dir: %w", err)
 	}
 	last := filepath.Join(dataDir, "spool") // nodes before --spool-dir kept it there
 	if b, err := os.ReadFile(filepath.Join(dataDir, spoolPathFile)); err == nil {
-		last = strings.TrimSpace(string(b))
+		if p := strings.TrimSpace(string(b)); p != "" {
+			last = p
+		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("spool dir: %w", err)
+		return "", 0, false, fmt.Errorf("spool dir: %w", err)
 	}
 	if last, err = filepath.Abs(last); err != nil {
-		return "", fmt.Errorf("spool dir: %w", err)
+		return "", 0, false, fmt.Errorf("spool dir: %w", err)
 	}
-	if last != dir {
-		n, err := spool.Leftover(last)
-		if err != nil {
-			return "", err
-		}
-		if n > 0 {
-			return "", fmt.Errorf("the spool this node used last, %s, still holds %d segment(s) of acknowledged batches "+
-				"not known to be stored; start once with --spool-dir %s so they are replayed (or move its files into %s while the node is stopped)",
-				last, n, last, dir)
-		}
-		if err := spool.WriteFileSync(filepath.Join(dataDir, spoolPathFile), []byte(dir+"\n")); err != nil {
-			return "", err
-		}
+	if sameDir(last, dir) {
+		return dir, 0, false, nil
 	}
-	return dir, nil
+	n, next, err := spool.Contents(last)
+	if err != nil {
+		return "", 0, false, err
+	}
+	if n > 0 {
+		return "", 0, false, fmt.Errorf("the spool this node used last, %s, still holds %d acknowledged batch(es) "+
+			"not known to be stored; start once with --spool-dir %s so they are replayed (or move its files into %s while the node is stopped)",
+			last, n, last, dir)
+	}
+	return dir, next, true, nil
+}
+
+// rememberSpoolDir records dir as the spool directory the node used last.
+func rememberSpoolDir(dataDir, dir string) error {
+	return spool.WriteFileSync(filepath.Join(dataDir, spoolPathFile), []byte(dir+"\n"))
+}
+
+// sameDir says whether a and b name one directory: the same path, or (through symlinks or
+// mounts) the same file.
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // startAlerter starts what stores and sends the alerts app actors raise. It outlives the
@@ -338,9 +376,15 @@ func (n *Node) startAlerter(context.Context) error {
 // of app and session actors.
 func (n *Node) startActors(context.Context) error {
 	cfg, log := &n.cfg, n.log
+	// The node's own request gate writes accepted ids behind the requests; the flusher drops
+	// spool records only once those are written (gateFirst). Its closer runs after the
+	// flusher's, whose last flush acknowledges records too.
+	n.localGate = gate.New(n.local, 0)
+	n.localGate.Log = log
+	n.closers = append(n.closers, n.localGate.Close)
 	n.Actors = actors.NewSystem(log)
 	n.closers = append(n.closers, func() error { n.Actors.Shutdown(); return nil })
-	n.flusher = n.Actors.AS.Root.Spawn(actors.NewFlusher(n.Events, n.Spool,
+	n.flusher = n.Actors.AS.Root.Spawn(actors.NewFlusher(n.Events, gateFirst{n.Spool, n.localGate},
 		actors.FlushOptions{MaxRows: cfg.FlushRows, MaxBytes: cfg.SpoolMaxBytes / 4, Interval: cfg.FlushInterval, Blobs: n.Blobs},
 		actors.NewFlushMetrics(n.reg), log))
 	n.closers = append(n.closers, func() error {

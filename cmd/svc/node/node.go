@@ -23,6 +23,7 @@ import (
 	"github.com/svc-dev/svc/http/ingest"
 	"github.com/svc-dev/svc/sinks"
 	chstore "github.com/svc-dev/svc/sinks/clickhouse"
+	"github.com/svc-dev/svc/sinks/gate"
 	pgstore "github.com/svc-dev/svc/sinks/postgres"
 	"github.com/svc-dev/svc/sinks/spool"
 )
@@ -70,6 +71,7 @@ type Node struct {
 	cluster     *cluster.Cluster // nil on a single node
 	pg          *pgstore.Store   // the PostgreSQL store, in a cluster
 	sharedGate  *pgstore.Gate    // the cluster's request gate (in PostgreSQL)
+	localGate   *gate.Local      // the node's request gate, or the cluster gate's cache of it
 }
 
 // secrets are generated once per data directory so tokens and upload URLs stay valid across
