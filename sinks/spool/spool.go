@@ -169,53 +169,66 @@ func lockDir(dir string) (*os.File, error) {
 // start would replay (some may be acknowledged already, as after a crash) and the sequence
 // number its next record would get. A missing dir holds none, next 1.
 func Contents(dir string) (records int, next uint64, err error) {
-	next = 1
-	entries, err := os.ReadDir(dir)
+	next, segs, err := listDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, next, nil
+		return 0, 1, nil
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("spool: list %s: %w", dir, err)
+		return 0, 0, err
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, seqFile)); err == nil {
-		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
-			next = max(next, n)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return 0, 0, fmt.Errorf("spool: %w", err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".seg") {
-			continue
-		}
-		first, err := strconv.ParseUint(strings.TrimSuffix(name, ".seg"), 10, 64)
+	for _, sg := range segs {
+		data, err := os.ReadFile(sg.path)
 		if err != nil {
-			return 0, 0, fmt.Errorf("spool: unexpected file %s", filepath.Join(dir, name))
+			return 0, 0, fmt.Errorf("spool: read %s: %w", sg.path, err)
 		}
-		next = max(next, first)
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return 0, 0, fmt.Errorf("spool: read %s: %w", filepath.Join(dir, name), err)
-		}
-		recs, _ := parseSegment(data, &segment{first: first})
+		recs, _ := parseSegment(data, sg)
 		records += len(recs)
 		if len(recs) > 0 {
-			next = max(next, recs[len(recs)-1].Seq+1)
+			next = max(next, sg.last+1)
 		}
 	}
 	return records, next, nil
 }
 
-// open reads dir's segments and starts the active one; Open holds the lock and starts the writer.
-func open(dir string, opts Options) (*Spool, []Record, error) {
-	s := &Spool{dir: dir, opts: opts, nextSeq: max(1, opts.MinSeq),
-		reqs: make(chan appendReq, opts.MaxBatch), stopped: make(chan struct{})}
+// listDir reads what dir's file names say: the next sequence number at least (seqFile's, and
+// each segment name's first, which is a floor even for a segment that holds nothing; 1 when
+// neither is there) and its segments, oldest first.
+func listDir(dir string) (next uint64, segs []*segment, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, nil, fmt.Errorf("spool: list %s: %w", dir, err)
+	}
+	next = 1
 	if b, err := os.ReadFile(filepath.Join(dir, seqFile)); err == nil {
 		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
-			s.nextSeq = max(s.nextSeq, n)
+			next = max(next, n)
 		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 0, nil, fmt.Errorf("spool: %w", err)
 	}
+	for _, e := range entries { // sorted by name, so oldest first
+		name, ok := strings.CutSuffix(e.Name(), ".seg")
+		if !ok {
+			continue
+		}
+		first, err := strconv.ParseUint(name, 10, 64)
+		if err != nil {
+			return 0, nil, fmt.Errorf("spool: unexpected file %s", filepath.Join(dir, e.Name()))
+		}
+		next = max(next, first)
+		segs = append(segs, &segment{path: filepath.Join(dir, e.Name()), first: first})
+	}
+	return next, segs, nil
+}
+
+// open reads dir's segments and starts the active one; Open holds the lock and starts the writer.
+func open(dir string, opts Options) (*Spool, []Record, error) {
+	next, segs, err := listDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &Spool{dir: dir, opts: opts, nextSeq: max(next, opts.MinSeq),
+		reqs: make(chan appendReq, opts.MaxBatch), stopped: make(chan struct{})}
 	spares, err := filepath.Glob(filepath.Join(dir, "*.spare"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list spool: %w", err)
@@ -227,26 +240,14 @@ func open(dir string, opts Options) (*Spool, []Record, error) {
 		}
 		s.spares = append(s.spares, p)
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("list spool: %w", err)
-	}
-	sort.Strings(names)
 	var recs []Record
-	for _, name := range names {
-		first, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(name), ".seg"), 10, 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("spool: unexpected file %s", name)
-		}
-		sg := &segment{path: name, first: first}
+	for _, sg := range segs {
 		got, err := readSegment(sg)
 		if err != nil {
 			return nil, nil, err
 		}
-		// A segment's name is a floor for the sequence even when it holds nothing.
-		s.nextSeq = max(s.nextSeq, first)
 		if len(got) == 0 {
-			if err := os.Remove(name); err != nil {
+			if err := os.Remove(sg.path); err != nil {
 				return nil, nil, fmt.Errorf("spool: remove empty segment: %w", err)
 			}
 			continue
