@@ -267,7 +267,7 @@ func (n *Node) startBlobStore(ctx context.Context) error {
 
 // startSpool opens the write-ahead spool; the records it holds are replayed by "replay".
 func (n *Node) startSpool(context.Context) error {
-	dir, minSeq, moved, err := spoolDir(n.cfg.DataDir, n.cfg.SpoolDir)
+	dir, minSeq, err := spoolDir(n.cfg.DataDir, n.cfg.SpoolDir)
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (n *Node) startSpool(context.Context) error {
 	if err != nil {
 		return err
 	}
-	if moved {
+	if minSeq > 0 { // moved
 		if err := rememberSpoolDir(n.cfg.DataDir, dir); err != nil {
 			sp.Close()
 			return err
@@ -309,15 +309,16 @@ const spoolPathFile = "spool.path"
 // start numbering from. It refuses a start that would move away from a spool still holding
 // records: those batches were acknowledged to SDKs and only that directory's replay stores
 // them. Moving to a new directory carries the old one's sequence numbers on (they must never
-// repeat: replayed batches are told apart by them); moved says the caller must record the new
-// directory (rememberSpoolDir) once the spool is open there, which makes that floor durable.
-func spoolDir(dataDir, flag string) (dir string, minSeq uint64, moved bool, err error) {
+// repeat: replayed batches are told apart by them). minSeq is 0 unless the directory moved;
+// then the caller records the new one (rememberSpoolDir) once the spool is open there, which
+// makes that floor durable.
+func spoolDir(dataDir, flag string) (dir string, minSeq uint64, err error) {
 	dir = flag
 	if dir == "" {
 		dir = filepath.Join(dataDir, "spool")
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
-		return "", 0, false, fmt.Errorf("spool dir: %w", err)
+		return "", 0, fmt.Errorf("spool dir: %w", err)
 	}
 	last := filepath.Join(dataDir, "spool") // nodes before --spool-dir kept it there
 	if b, err := os.ReadFile(filepath.Join(dataDir, spoolPathFile)); err == nil {
@@ -325,24 +326,24 @@ func spoolDir(dataDir, flag string) (dir string, minSeq uint64, moved bool, err 
 			last = p
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", 0, false, fmt.Errorf("spool dir: %w", err)
+		return "", 0, fmt.Errorf("spool dir: %w", err)
 	}
 	if last, err = filepath.Abs(last); err != nil {
-		return "", 0, false, fmt.Errorf("spool dir: %w", err)
+		return "", 0, fmt.Errorf("spool dir: %w", err)
 	}
 	if sameDir(last, dir) {
-		return dir, 0, false, nil
+		return dir, 0, nil
 	}
 	n, next, err := spool.Contents(last)
 	if err != nil {
-		return "", 0, false, err
+		return "", 0, err
 	}
 	if n > 0 {
-		return "", 0, false, fmt.Errorf("the spool this node used last, %s, still holds %d acknowledged batch(es) "+
+		return "", 0, fmt.Errorf("the spool this node used last, %s, still holds %d acknowledged batch(es) "+
 			"not known to be stored; start once with --spool-dir %s so they are replayed (or move its files into %s while the node is stopped)",
 			last, n, last, dir)
 	}
-	return dir, next, true, nil
+	return dir, next, nil // next is at least 1
 }
 
 // rememberSpoolDir records dir as the spool directory the node used last.

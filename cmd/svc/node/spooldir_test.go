@@ -18,7 +18,7 @@ func TestSpoolDir(t *testing.T) {
 	// and closes it; it returns the record's sequence number.
 	use := func(t *testing.T, data, flag string, batch bool) uint64 {
 		t.Helper()
-		dir, minSeq, moved, err := spoolDir(data, flag)
+		dir, minSeq, err := spoolDir(data, flag)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +26,7 @@ func TestSpoolDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if moved {
+		if minSeq > 0 {
 			if err := rememberSpoolDir(data, dir); err != nil {
 				t.Fatal(err)
 			}
@@ -49,8 +49,7 @@ func TestSpoolDir(t *testing.T) {
 		flag    func(data, other string) string
 		want    func(data, other string) string // the directory, "" when refused
 		refusal func(data, other string) string // what the error names
-		moved   bool
-		minSeq  uint64
+		minSeq  uint64                          // 0: the directory did not move
 	}{
 		{
 			name:    "default on a new data dir",
@@ -63,7 +62,7 @@ func TestSpoolDir(t *testing.T) {
 			prepare: func(*testing.T, string, string) {},
 			flag:    func(_, other string) string { return other },
 			want:    func(_, other string) string { return other },
-			moved:   true, minSeq: 1,
+			minSeq:  1,
 		},
 		{
 			name:    "moving away from the default spool with a batch left",
@@ -78,9 +77,9 @@ func TestSpoolDir(t *testing.T) {
 					use(t, data, "", false)
 				}
 			},
-			flag:  func(_, other string) string { return other },
-			want:  func(_, other string) string { return other },
-			moved: true, minSeq: 4,
+			flag:   func(_, other string) string { return other },
+			want:   func(_, other string) string { return other },
+			minSeq: 4,
 		},
 		{
 			name: "back to the default with a batch left in the other",
@@ -96,9 +95,9 @@ func TestSpoolDir(t *testing.T) {
 				use(t, data, other, false)
 				use(t, data, other, false)
 			},
-			flag:  func(string, string) string { return "" },
-			want:  func(data, _ string) string { return filepath.Join(data, "spool") },
-			moved: true, minSeq: 3,
+			flag:   func(string, string) string { return "" },
+			want:   func(data, _ string) string { return filepath.Join(data, "spool") },
+			minSeq: 3,
 		},
 		{
 			name:    "the same directory again keeps its batches",
@@ -122,16 +121,15 @@ func TestSpoolDir(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			data, other := t.TempDir(), filepath.Join(t.TempDir(), "spool-disk")
 			c.prepare(t, data, other)
-			got, minSeq, moved, err := spoolDir(data, c.flag(data, other))
+			got, minSeq, err := spoolDir(data, c.flag(data, other))
 			if c.refusal != nil {
 				if err == nil || !strings.Contains(err.Error(), c.refusal(data, other)) {
 					t.Fatalf("spoolDir = %q, %v; want a refusal naming %q", got, err, c.refusal(data, other))
 				}
 				return
 			}
-			if err != nil || got != c.want(data, other) || moved != c.moved || minSeq != c.minSeq {
-				t.Fatalf("spoolDir = %q, min seq %d, moved %v, %v; want %q, %d, %v", got, minSeq, moved, err,
-					c.want(data, other), c.minSeq, c.moved)
+			if err != nil || got != c.want(data, other) || minSeq != c.minSeq {
+				t.Fatalf("spoolDir = %q, min seq %d, %v; want %q, %d", got, minSeq, err, c.want(data, other), c.minSeq)
 			}
 		})
 	}
