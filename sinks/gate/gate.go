@@ -88,11 +88,7 @@ const maxUnwritten = 16384
 type Local struct {
 	db     *badger.DB
 	ttl    time.Duration
-	shards [shards]struct {
-		mu        sync.Mutex
-		inflight  map[key]struct{}
-		unwritten map[key][]byte // accepted, not yet in Badger: info by id
-	}
+	shards [shards]shard
 
 	// Log, when set, is told of ids the background writer could not write.
 	Log *slog.Logger
@@ -105,6 +101,16 @@ type Local struct {
 	closed  bool
 	changed *sync.Cond // on wmu: a batch was written, or the writer ended
 }
+
+// shard is the in-memory state of the ids whose last key byte falls in it.
+type shard struct {
+	mu        sync.Mutex
+	inflight  map[key]struct{}
+	unwritten map[key][]byte // accepted, not yet in Badger: info by id
+}
+
+// shard returns the shard of k.
+func (g *Local) shard(k key) *shard { return &g.shards[k[31]%shards] }
 
 // unwrittenID is an accepted id waiting for the background write, with its info.
 type unwrittenID struct {
@@ -157,7 +163,7 @@ func dbKey(k key) []byte {
 // Begin implements Store.
 func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, error) {
 	k := makeKey(app, req)
-	sh := &g.shards[k[31]%shards]
+	sh := g.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if _, ok := sh.inflight[k]; ok {
@@ -191,7 +197,7 @@ func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, err
 // closed, Accept writes the id itself and returns the write's error.
 func (g *Local) Accept(ctx context.Context, app, req uuid.UUID, info []byte) error {
 	k := makeKey(app, req)
-	sh := &g.shards[k[31]%shards]
+	sh := g.shard(k)
 	// Accepted for Begin first, so the writer finds the info of every id it takes. The two
 	// locks are never held together: a Begin holds its shard's during a Badger read that can
 	// stall, and that must not hold up every other Accept.
@@ -244,7 +250,7 @@ func (g *Local) write() {
 		// one did (the spool's replay still marks the ids of the batches it holds). An id is
 		// accepted once (Begin answers Accepted while it waits), so nothing newer is dropped.
 		for _, u := range batch {
-			sh := &g.shards[u.k[31]%shards]
+			sh := g.shard(u.k)
 			sh.mu.Lock()
 			delete(sh.unwritten, u.k)
 			sh.mu.Unlock()
@@ -286,7 +292,7 @@ func (g *Local) Mark(_ context.Context, app, req uuid.UUID, info []byte) error {
 // Abort implements Store.
 func (g *Local) Abort(_ context.Context, app, req uuid.UUID) {
 	k := makeKey(app, req)
-	sh := &g.shards[k[31]%shards]
+	sh := g.shard(k)
 	sh.mu.Lock()
 	delete(sh.inflight, k)
 	sh.mu.Unlock()
