@@ -168,7 +168,7 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 		}
 	}
 	n := o.requests
-	if !q.Store && o.liveRequests > 0 {
+	if !q.Store {
 		n = o.liveRequests
 	}
 	lat := make([]time.Duration, 0, n)
