@@ -195,7 +195,7 @@ var Settings = []Setting{
 	{"access-token-ttl", "SVC_ACCESS_TOKEN_TTL", "30m", "lifetime of access tokens", dur(func(c *Config) *time.Duration { return &c.AccessTokenTTL })},
 	{"refresh-token-ttl", "SVC_REFRESH_TOKEN_TTL", "168h", "lifetime of refresh tokens", dur(func(c *Config) *time.Duration { return &c.RefreshTokenTTL })},
 	{"log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
-	{"shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", "30s", "how long SIGTERM waits for requests and flushes", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{"shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", "30s", "how long SIGTERM waits for requests in flight, the last flush and closing the stores; past it the node exits as a crash would leave it (the spool replays what was not stored at the next start)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 	{"spool-dir", "SVC_SPOOL_DIR", "", "directory of the write-ahead spool, every acknowledged batch fdatasync'ed; a disk of its own keeps those syncs from waiting behind the stores' writes. Empty = <data-dir>/spool", str(func(c *Config) *string { return &c.SpoolDir })},
 	{"spool-max-bytes", "SVC_SPOOL_MAX_BYTES", "268435456", "PUT /events answers 503 while the spool holds more than this many bytes not yet in the event store", bytesize(func(c *Config) *int64 { return &c.SpoolMaxBytes })},
 	{"flush-rows", "SVC_FLUSH_ROWS", "50000", "rows per event store insert", integer(func(c *Config) *int { return &c.FlushRows })},

@@ -119,7 +119,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err erro
 	n := &Node{cfg: cfg, log: log, serveDone: make(chan error, 2)}
 	defer func() {
 		if err != nil {
-			n.closeAll()
+			n.closeAll(context.Background())
 		}
 	}()
 	order, err := startOrder(components)
@@ -158,7 +158,8 @@ func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 func (n *Node) Done() <-chan error { return n.serveDone }
 
 // Shutdown stops accepting requests, waits for those in flight, flushes what the node holds and
-// closes the stores, in that order, within ctx.
+// closes the stores, in that order, within ctx. When ctx ends first, what is still closing is
+// left as a crash would leave it (closeAll).
 func (n *Node) Shutdown(ctx context.Context) error {
 	var errs []error
 	if err := n.public.Shutdown(ctx); err != nil {
@@ -167,7 +168,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if err := n.admin.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("admin listener: %w", err))
 	}
-	errs = append(errs, n.closeAll())
+	errs = append(errs, n.closeAll(ctx))
 	return errors.Join(errs...)
 }
 
@@ -233,12 +234,25 @@ func (n *Node) openPostgres(ctx context.Context, cfg Config, log *slog.Logger) e
 	return nil
 }
 
-// closeAll closes what Start opened, last opened first.
-func (n *Node) closeAll() error {
+// closeAll closes what Start opened, last opened first, until ctx ends. A closer can wait on a
+// store that does not answer (the flusher's last write; pgx closing its pool waits up to 15 s
+// per connection to a frozen server), so each runs in a goroutine of its own, and once ctx
+// ends the rest are not waited for: the process exits with them as a crash would leave them,
+// which loses nothing acknowledged (the spool replays it at the next start).
+func (n *Node) closeAll(ctx context.Context) error {
 	var errs []error
 	for i := len(n.closers) - 1; i >= 0; i-- {
-		if err := n.closers[i](); err != nil {
-			errs = append(errs, err)
+		done := make(chan error, 1)
+		go func(c func() error) { done <- c() }(n.closers[i]) // ends when the closer returns, or with the process
+		select {
+		case err := <-done:
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case <-ctx.Done():
+			n.closers = nil
+			return errors.Join(append(errs, fmt.Errorf("%d of the node's parts not closed when the shutdown's time was up "+
+				"(what they held is replayed from the spool at the next start): %w", i+1, ctx.Err()))...)
 		}
 	}
 	n.closers = nil
