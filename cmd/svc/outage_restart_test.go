@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
 )
@@ -24,11 +22,9 @@ func TestMetaDownAcrossCrash(t *testing.T) {
 		"--meta-timeout", metaTimeout.String(), "--api-key-cache-ttl", keyTTL.String()}
 	env := []string{"SVC_POSTGRES_DSN=" + pg.DSN}
 	p := startServe(t, env, args...)
-	u := adminJSON(t, p, dir, "create-user", "--email", "crash-meta@example.com", "--name", "C")
-	a := adminJSON(t, p, dir, "create-app", "--team", u["own_team_id"], "--name", "crash")
-	tok := adminJSON(t, p, dir, "token", "--email", "crash-meta@example.com")["access_token"]
-	app := uuid.MustParse(a["app_id"])
-	l := &load{base: "http://" + p.addr, key: a["api_key"], status: map[int]int{}, perReq: 10, workers: 4}
+	o := newOwner(t, p, dir, "crash-meta@example.com", "crash")
+	app, tok := o.app, o.tok
+	l := &load{base: "http://" + p.addr, key: o.key, status: map[int]int{}, perReq: 10, workers: 4}
 
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() { l.run(stop); close(done) }()
@@ -53,7 +49,7 @@ func TestMetaDownAcrossCrash(t *testing.T) {
 	l.base = base
 	l.mu.Unlock()
 	probe := makeBatch(2)
-	if an := do(t, http.MethodPut, base+"/events", a["api_key"], probe.body); an.code != 200 {
+	if an := do(t, http.MethodPut, base+"/events", o.key, probe.body); an.code != 200 {
 		t.Fatalf("a key known before the crash, PostgreSQL down: %d %s, want 200", an.code, an.body)
 	}
 	l.acked = append(l.acked, probe)
@@ -88,7 +84,7 @@ func TestMetaDownAcrossCrash(t *testing.T) {
 	t.Logf("dashboard answered %v after PostgreSQL returned", time.Since(back).Round(time.Millisecond))
 	// The node could not rebuild the app's aggregates at start: its group lists come from the
 	// store, never from an actor that counted only since the restart.
-	req, _ := http.NewRequest(http.MethodGet, base+"/apps/"+a["app_id"]+"/crashGroups", nil)
+	req, _ := http.NewRequest(http.MethodGet, base+"/apps/"+app.String()+"/crashGroups", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/svc-dev/svc/sinks/clickhouse"
 	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
@@ -32,11 +28,8 @@ func TestShutdownWithStoresFrozen(t *testing.T) {
 	args := []string{"--data-dir", dir, "--ingest-rate-limit", "1000000", "--shutdown-timeout", shutdownTimeout.String(),
 		"--flush-interval", "1h", "--flush-rows", "1000000"}
 	p := startServe(t, env, args...)
-	u := adminJSON(t, p, dir, "create-user", "--email", "shutdown-frozen@example.com", "--name", "S")
-	a := adminJSON(t, p, dir, "create-app", "--team", u["own_team_id"], "--name", "shutdown-frozen")
-	tok := adminJSON(t, p, dir, "token", "--email", "shutdown-frozen@example.com")["access_token"]
-	app := uuid.MustParse(a["app_id"])
-	l := &load{base: "http://" + p.addr, key: a["api_key"], status: map[int]int{}, perReq: 10, workers: 4}
+	o := newOwner(t, p, dir, "shutdown-frozen@example.com", "shutdown-frozen")
+	l := &load{base: "http://" + p.addr, key: o.key, status: map[int]int{}, perReq: 10, workers: 4}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() { l.run(stop); close(done) }()
 	time.Sleep(1500 * time.Millisecond)
@@ -55,8 +48,8 @@ func TestShutdownWithStoresFrozen(t *testing.T) {
 	t.Cleanup(func() { _ = ch.Thaw(); _ = pg.Thaw() })
 	// A dashboard request that waits on the frozen metadata store when SIGTERM comes.
 	go func() {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/apps/"+app.String()+"/crashGroups", nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/apps/"+o.app.String()+"/crashGroups", nil)
+		req.Header.Set("Authorization", "Bearer "+o.tok)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
@@ -91,11 +84,6 @@ func TestShutdownWithStoresFrozen(t *testing.T) {
 	}
 	p = startServe(t, env, args[:len(args)-4]...) // the default flush settings
 	waitFor(t, "spool drained", 60*time.Second, func() bool { return spoolPending(t, p) == 0 })
-	store, err := clickhouse.Open(context.Background(), ch.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	checkExactlyOnceCH(t, store, app, l.acked)
+	checkStoredOnceCH(t, ch.DSN, o.app, l.acked)
 	p.stop(t)
 }

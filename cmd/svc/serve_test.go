@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
@@ -186,6 +187,21 @@ func runSvc(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	return o.String(), e.String(), code
+}
+
+// owner is a user and an app of their own team, made on a running node through svc admin.
+type owner struct {
+	app uuid.UUID
+	key string // the app's API key
+	tok string // the user's dashboard access token
+}
+
+func newOwner(t *testing.T, p *proc, dataDir, email, appName string) owner {
+	t.Helper()
+	u := adminJSON(t, p, dataDir, "create-user", "--email", email, "--name", appName)
+	a := adminJSON(t, p, dataDir, "create-app", "--team", u["own_team_id"], "--name", appName)
+	tok := adminJSON(t, p, dataDir, "token", "--email", email)["access_token"]
+	return owner{app: uuid.MustParse(a["app_id"]), key: a["api_key"], tok: tok}
 }
 
 func adminJSON(t *testing.T, p *proc, dataDir string, args ...string) map[string]string {
