@@ -41,7 +41,8 @@ func openBadgerSink(ctx context.Context, dataDir string) (*eventSink, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open the node's event store: %w", err), db.Close())
 	}
-	return &eventSink{name: "Badger", batch: 50_000, write: st.WriteEvents, close: db.Close}, nil
+	closeAll := func() error { return errors.Join(st.Close(), db.Close()) } // the store first (its id filter's build)
+	return &eventSink{name: "Badger", batch: 50_000, write: st.WriteEvents, close: closeAll}, nil
 }
 
 // clickHouseSink opens the ClickHouse database of dsn (the node's data directory plays no part).

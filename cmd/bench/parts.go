@@ -143,8 +143,9 @@ func measureBadgerInsert(ctx context.Context, c *corpus, d time.Duration) (*inse
 	src := newRows(c, uuid.New(), batch, time.Now().UnixNano())
 	runtime.GC()
 	cpu0 := cpuTime()
-	n, wall, err := insertLoop(ctx, badgerevents.New(db), src, d)
-	if cerr := db.Close(); err == nil {
+	st := badgerevents.New(db)
+	n, wall, err := insertLoop(ctx, st, src, d)
+	if cerr := errors.Join(st.Close(), db.Close()); err == nil {
 		err = cerr
 	}
 	cpu := cpuTime() - cpu0

@@ -27,7 +27,8 @@
 // are 16 raw bytes, span ids their string bytes (the last part of the key, so any length works).
 //
 // Idempotency and exact counts: each write transaction looks up the id index of its rows (a
-// point read, usually answered by bloom filters), writes only the deltas of rows that are new,
+// point read; skipped for an id the Store's id filter has never seen, idfilter.go), writes only
+// the deltas of rows that are new,
 // and commits under Badger's serializable snapshot isolation, so two writers racing on the
 // same id conflict and the loser retries and sees the row. Count deltas go to fresh random
 // keys rather than one counter per app: writers never conflict on the count, and Count sums
@@ -62,13 +63,17 @@ type Store struct {
 	db      *badger.DB
 	index   backfill // the issue index
 	journey backfill // journey facts (journey.go)
+	ids     idFilter // the ids it may have stored (idfilter.go)
 }
 
 var _ sinks.EventStore = (*Store)(nil)
 
-// New returns a store over the node's shared database. A store written before the issue index
-// or journey facts gets each built by the first query that reads it (which other queries do not
-// wait for: they read all rows meanwhile); Open builds both before it returns.
+// New returns a store over the node's shared database. While it is open it must be the only
+// writer of the database's event and span rows (its id filter knows only the ids present when
+// it started and those it wrote), and it is closed before the database. A store written before
+// the issue index or journey facts gets each built by the first query that reads it (which
+// other queries do not wait for: they read all rows meanwhile); Open builds both before it
+// returns.
 func New(db *badger.DB) *Store {
 	s := &Store{db: db}
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
@@ -184,6 +189,7 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	s.ids.ensure(s.db)
 	for done := 0; done < len(rows); {
 		n, err := s.commitSome(ctx, prefix, rows[done:])
 		if err != nil {
@@ -223,6 +229,8 @@ func (s *Store) commitSome(ctx context.Context, prefix string, rows []row) (int,
 func entrySize(k, v int) int64 { return int64(k + max(v, 12) + 24) }
 
 func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
+	s.ids.mu.RLock() // from the first id the filter takes to the commit (idFilter)
+	defer s.ids.mu.RUnlock()
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	// Stay under 90% of Badger's per-transaction limits; the reserve covers the delta keys.
@@ -260,7 +268,11 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		start := len(keys)
 		keys = appendIdxKey(keys, prefix, r.app, r.id)
 		ik := keys[start:len(keys):len(keys)]
-		item, err := txn.Get(ik)
+		var item *badger.Item
+		err := badger.ErrKeyNotFound
+		if !s.ids.unseen(ik) { // it may be stored: read its index entry
+			item, err = txn.Get(ik)
+		}
 		switch {
 		case errors.Is(err, badger.ErrKeyNotFound):
 			deltas = addDelta(deltas, r.app)
@@ -542,5 +554,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close does nothing: the database is shared and its owner closes it.
-func (s *Store) Close() error { return nil }
+// Close ends a build of the id filter under way (the database is shared and its owner closes
+// it, after the Store).
+func (s *Store) Close() error {
+	s.ids.close()
+	return nil
+}
