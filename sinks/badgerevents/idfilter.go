@@ -139,17 +139,21 @@ func (f *idFilter) startBuild(db *badger.DB, ids int) {
 	go func() { // ends when the scan does, or at close
 		defer f.builds.Done()
 		defer f.building.Store(false)
+		defer f.next.CompareAndSwap(b, nil)
+		// Badger panics with ErrDBClosed when its database is closed under a transaction. A
+		// Store closed before its database stops the scan first; one whose owner closes the
+		// database without closing it loses the build, nothing else.
+		defer func() { _ = recover() }()
 		defer txn.Discard()
-		if f.scanIDs(txn, b) {
+		if f.scanIDs(db, txn, b) {
 			f.cur.Store(b)
 		}
-		f.next.CompareAndSwap(b, nil)
 	}()
 }
 
 // scanIDs adds every id index key of events and spans in txn's snapshot to b, and says
 // whether it saw them all (close stops it).
-func (f *idFilter) scanIDs(txn *badger.Txn, b *bloom) bool {
+func (f *idFilter) scanIDs(db *badger.DB, txn *badger.Txn, b *bloom) bool {
 	for _, prefix := range []string{badgerdb.PrefixEvents, badgerdb.PrefixSpans} {
 		head := append([]byte(prefix), tagIdx)
 		opts := badger.DefaultIteratorOptions
@@ -158,7 +162,7 @@ func (f *idFilter) scanIDs(txn *badger.Txn, b *bloom) bool {
 		it := txn.NewIterator(opts)
 		n := 0
 		for it.Seek(head); it.ValidForPrefix(head); it.Next() {
-			if n++; n%4096 == 0 && f.closed.Load() {
+			if n++; n%4096 == 0 && (f.closed.Load() || db.IsClosed()) {
 				it.Close()
 				return false
 			}

@@ -168,3 +168,24 @@ func TestIDFilterRacingWriters(t *testing.T) {
 	}
 	checkCount(t, s, app, len(events)+1, "four writers of the same ids")
 }
+
+// A database closed under a build (its owner did not close the Store first) ends the build;
+// it must not take the process down.
+func TestIDFilterDatabaseClosedUnderBuild(t *testing.T) {
+	for range 20 {
+		db := memDB(t)
+		ctx := context.Background()
+		app := uuid.New()
+		if err := New(db).WriteEvents(ctx, eventstest.RealisticEvents(t, app, 2000)); err != nil {
+			t.Fatal(err)
+		}
+		s := New(db)
+		if err := s.WriteEvents(ctx, eventstest.RealisticEvents(t, app, 1)); err != nil { // starts the build
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s.Close() // waits for the build
+	}
+}
