@@ -25,6 +25,7 @@ const (
 	PrefixGate   = "rq/"
 	PrefixSpool  = "wal/"
 	PrefixActor  = "ac/"
+	PrefixBlob   = "bl/"
 )
 
 // Open opens (creating when needed) the database in dir; an empty dir opens an in-memory

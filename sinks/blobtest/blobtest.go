@@ -199,9 +199,10 @@ func testOverwrite(t *testing.T, open Open) {
 }
 
 // testBatch checks sinks.BlobBatch on backends that have it: each blob as Put stores it
-// (replacing what a key held), and a batch with an invalid key is ErrInvalid.
+// (replacing what a key held; downloadable; replaced by a later Put; gone after Delete), and a
+// batch with an invalid key is ErrInvalid.
 func testBatch(t *testing.T, open Open) {
-	s, _ := open(t)
+	s, c := open(t)
 	bb, ok := s.(sinks.BlobBatch)
 	if !ok {
 		t.Skipf("%T has no PutBatch", s)
@@ -217,6 +218,18 @@ func testBatch(t *testing.T, open Open) {
 	for _, b := range blobs {
 		mustGet(t, s, b.Key, b.Bytes)
 	}
+	for _, b := range blobs[:4] {
+		code, got := do(t, c, http.MethodGet, signDownload(t, s, b.Key, ttl), nil, nil)
+		if code != http.StatusOK || !bytes.Equal(got, b.Bytes) {
+			t.Fatalf("GET download URL of batch blob %s: %d, %d bytes; want 200, %d bytes", b.Key, code, len(got), len(b.Bytes))
+		}
+	}
+	put(t, s, blobs[2].Key, []byte("put after the batch"))
+	mustGet(t, s, blobs[2].Key, []byte("put after the batch"))
+	if err := s.Delete(ctxOf(t), blobs[3].Key); err != nil {
+		t.Fatalf("Delete of a batch blob: %v", err)
+	}
+	mustNotFound(t, s, blobs[3].Key)
 	if err := bb.PutBatch(ctxOf(t), nil); err != nil {
 		t.Errorf("PutBatch(nil): %v", err)
 	}

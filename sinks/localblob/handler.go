@@ -1,6 +1,7 @@
 package localblob
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"encoding/hex"
 	"encoding/json"
@@ -107,6 +108,25 @@ func (s *Store) serveDownload(w http.ResponseWriter, r *http.Request, key string
 	if !s.verify(w, r, opGet, key, "") {
 		return
 	}
+	// Blobs are whatever SDKs uploaded and are served from svc's own origin: never let a
+	// browser run one as a page or script.
+	h := w.Header()
+	serve := func(modTime time.Time, content io.ReadSeeker) {
+		h.Set("Content-Type", contentType(key))
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+		h.Set("Cache-Control", "private, max-age=60")
+		http.ServeContent(w, r, "", modTime, content)
+	}
+	v, ok, err := s.getSmall(key)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "svc could not read the blob; try again later")
+		return
+	}
+	if ok { // no modification time is kept for these: no Last-Modified
+		serve(time.Time{}, bytes.NewReader(v))
+		return
+	}
 	f, err := os.Open(s.path(key))
 	if errors.Is(err, os.ErrNotExist) {
 		writeError(w, http.StatusNotFound, "no blob is stored under this URL")
@@ -122,14 +142,7 @@ func (s *Store) serveDownload(w http.ResponseWriter, r *http.Request, key string
 		writeError(w, http.StatusInternalServerError, "svc could not read the blob; try again later")
 		return
 	}
-	// Blobs are whatever SDKs uploaded and are served from svc's own origin: never let a
-	// browser run one as a page or script.
-	h := w.Header()
-	h.Set("Content-Type", contentType(key))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	h.Set("Cache-Control", "private, max-age=60")
-	http.ServeContent(w, r, "", info.ModTime(), f)
+	serve(info.ModTime(), f)
 }
 
 // contentType lets the dashboard show images inline; everything else is opaque bytes.

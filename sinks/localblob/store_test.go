@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/blobtest"
 )
 
@@ -46,6 +48,55 @@ func TestConformance(t *testing.T) {
 			return s, srv.Client()
 		})
 	})
+	// Batches of blobs both up to and over 4 KiB: values and files side by side.
+	t.Run("localblob with small blobs", func(t *testing.T) {
+		blobtest.Run(t, func(t *testing.T) (sinks.BlobStore, *http.Client) {
+			db, err := badgerdb.Open("", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			s, srv := serve(t, t.TempDir(), WithSmallBlobs(db, 4096))
+			return s, srv.Client()
+		})
+	})
+}
+
+// Small blobs of a batch take no file, and a later batch's large blob of one of their keys
+// replaces the value.
+func TestSmallBlobsTakeNoFile(t *testing.T) {
+	db, err := badgerdb.Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	dir := t.TempDir()
+	s, _ := serve(t, dir, WithSmallBlobs(db, 4096))
+	ctx := context.Background()
+	blobs := []sinks.Blob{{Key: "a/1", Bytes: bytes.Repeat([]byte("x"), 4096)}, {Key: "a/2", Bytes: []byte("y")}}
+	if err := s.PutBatch(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blobs {
+		if _, err := os.Stat(s.path(b.Key)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("blob %s of %d bytes: file %v, want none", b.Key, len(b.Bytes), err)
+		}
+	}
+	large := bytes.Repeat([]byte("z"), 4097)
+	if err := s.PutBatch(ctx, []sinks.Blob{{Key: "a/2", Bytes: large}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.path("a/2")); err != nil {
+		t.Errorf("blob of 4,097 bytes: %v, want a file", err)
+	}
+	rc, err := s.Get(ctx, "a/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if got, _ := io.ReadAll(rc); !bytes.Equal(got, large) {
+		t.Errorf("Get after the larger batch blob: %d bytes, want %d", len(got), len(large))
+	}
 }
 
 func TestNewRejects(t *testing.T) {

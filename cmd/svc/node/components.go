@@ -61,7 +61,7 @@ var components = []component{
 	{name: "metrics", start: (*Node).startMetrics},
 	{name: "event-store", deps: []string{"local-db"}, start: (*Node).startEventStore},
 	{name: "meta-store", deps: []string{"local-db"}, start: (*Node).startMetaStore},
-	{name: "blob-store", deps: []string{"secrets"}, start: (*Node).startBlobStore},
+	{name: "blob-store", deps: []string{"secrets", "local-db"}, start: (*Node).startBlobStore},
 	{name: "spool", deps: []string{"metrics", "secrets"}, start: (*Node).startSpool},
 	{name: "alerter", deps: []string{"meta-store"}, start: (*Node).startAlerter},
 	{name: "actors", deps: []string{"event-store", "blob-store", "spool", "alerter", "local-db", "metrics"}, start: (*Node).startActors},
@@ -243,6 +243,11 @@ func (n *Node) startMetaStore(ctx context.Context) error {
 	return nil
 }
 
+// smallBlobMax is the largest inline attachment the local blob store keeps in the node's
+// Badger database instead of a file (localblob.WithSmallBlobs); the recorded SDK traffic's are
+// about 12 KiB.
+const smallBlobMax = 64 << 10
+
 // startBlobStore opens S3 when configured, else the local blob directory with its signed
 // upload and download routes.
 func (n *Node) startBlobStore(ctx context.Context) error {
@@ -257,7 +262,8 @@ func (n *Node) startBlobStore(ctx context.Context) error {
 		return nil
 	}
 	st, err := localblob.New(filepath.Join(cfg.DataDir, "blobs"), cfg.PublicURL, []byte(n.sec.Blob),
-		localblob.WithMaxUpload(max(cfg.MaxMappingBytes, localblob.DefaultMaxUpload)))
+		localblob.WithMaxUpload(max(cfg.MaxMappingBytes, localblob.DefaultMaxUpload)),
+		localblob.WithSmallBlobs(n.db, smallBlobMax))
 	if err != nil {
 		return fmt.Errorf("open blob dir: %w", err)
 	}
