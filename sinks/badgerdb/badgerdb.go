@@ -7,6 +7,7 @@
 package badgerdb
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -131,4 +132,20 @@ func (a slogAdapter) Infof(f string, v ...any) {
 }
 func (a slogAdapter) Debugf(f string, v ...any) {
 	a.logger().Debug(fmt.Sprintf(f, v...), "component", "badger")
+}
+
+// Lookup returns a copy of key's value in db, and false (no error) when key is not there.
+func Lookup(db *badger.DB, key []byte) (value []byte, ok bool, err error) {
+	err = db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(key)
+		if err != nil {
+			return err
+		}
+		value, err = it.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	return value, err == nil, err
 }

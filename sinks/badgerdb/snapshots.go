@@ -2,7 +2,6 @@ package badgerdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -75,21 +74,11 @@ func (s Snapshots) LoadSnapshot(_ context.Context, kind, identity string) (state
 	if s.filter != nil && !s.filter.mayHave(key) {
 		return nil, false, nil
 	}
-	err = s.DB.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(key)
-		if err != nil {
-			return err
-		}
-		state, err = it.ValueCopy(nil)
-		return err
-	})
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, false, nil
-	}
+	state, found, err = Lookup(s.DB, key)
 	if err != nil {
 		return nil, false, fmt.Errorf("load %s snapshot: %w", kind, err)
 	}
-	return state, true, nil
+	return state, found, nil
 }
 
 // SaveSnapshot implements sinks.Snapshots.

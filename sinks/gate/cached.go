@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
+	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
 // Cached is the gate of a node in a cluster: Shared (the PostgreSQL gate every node uses)
@@ -60,16 +60,5 @@ func (c Cached) Abort(ctx context.Context, app, req uuid.UUID) {
 
 // lookupAccepted reads the accepted id k from g's Badger, leaving its in-progress set alone.
 func (g *Local) lookupAccepted(k key) (info []byte, ok bool, err error) {
-	err = g.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(dbKey(k))
-		if err != nil {
-			return err
-		}
-		info, err = it.ValueCopy(nil)
-		return err
-	})
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, false, nil
-	}
-	return info, err == nil, err
+	return badgerdb.Lookup(g.db, dbKey(k))
 }

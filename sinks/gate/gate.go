@@ -8,7 +8,6 @@ package gate
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -172,24 +171,15 @@ func (g *Local) Begin(_ context.Context, app, req uuid.UUID) (State, []byte, err
 	if info, ok := sh.unwritten[k]; ok {
 		return Accepted, bytes.Clone(info), nil // the writer may be handing it to Badger
 	}
-	var info []byte
-	err := g.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(dbKey(k))
-		if err != nil {
-			return err
-		}
-		info, err = it.ValueCopy(nil)
-		return err
-	})
+	info, ok, err := g.lookupAccepted(k)
 	switch {
-	case err == nil:
-		return Accepted, info, nil
-	case errors.Is(err, badger.ErrKeyNotFound):
-		sh.inflight[k] = struct{}{}
-		return Unseen, nil, nil
-	default:
+	case err != nil:
 		return Unseen, nil, fmt.Errorf("request gate: %w", err)
+	case ok:
+		return Accepted, info, nil
 	}
+	sh.inflight[k] = struct{}{}
+	return Unseen, nil, nil
 }
 
 // Accept implements Store: the id is accepted for Begin at once and written to Badger by the

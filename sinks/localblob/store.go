@@ -235,22 +235,11 @@ func (s *Store) getSmall(key string) ([]byte, bool, error) {
 	if s.small == nil {
 		return nil, false, nil
 	}
-	var v []byte
-	err := s.small.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(smallKey(key))
-		if err != nil {
-			return err
-		}
-		v, err = it.ValueCopy(nil)
-		return err
-	})
-	switch {
-	case errors.Is(err, badger.ErrKeyNotFound):
-		return nil, false, nil
-	case err != nil:
+	v, ok, err := badgerdb.Lookup(s.small, smallKey(key))
+	if err != nil {
 		return nil, false, fmt.Errorf("localblob: get %q: %w", key, err)
 	}
-	return v, true, nil
+	return v, ok, nil
 }
 
 // dropSmall removes the small blob of key, if any: a file of the key was just written, or the
