@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/svc-dev/svc/sinks"
+	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
 var benchSizes = []int{64 << 10, 1 << 20, 8 << 20}
@@ -98,9 +99,10 @@ func BenchmarkInlineBlobs(b *testing.B) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
+		small bool // WithSmallBlobs, a Badger database on disk
 		write func(s *Store) error
 	}{
-		{"Put8", func(s *Store) error {
+		{"Put8", false, func(s *Store) error {
 			var g errgroup.Group
 			g.SetLimit(8)
 			for i := range blobs {
@@ -108,10 +110,20 @@ func BenchmarkInlineBlobs(b *testing.B) {
 			}
 			return g.Wait()
 		}},
-		{"PutBatch", func(s *Store) error { return s.PutBatch(ctx, blobs) }},
+		{"PutBatch", false, func(s *Store) error { return s.PutBatch(ctx, blobs) }},
+		{"PutBatchSmall", true, func(s *Store) error { return s.PutBatch(ctx, blobs) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			s, err := New(b.TempDir(), "https://example.com", testSecret)
+			var opts []Option
+			if tc.small {
+				db, err := badgerdb.Open(b.TempDir(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = db.Close() })
+				opts = append(opts, WithSmallBlobs(db, 64<<10))
+			}
+			s, err := New(b.TempDir(), "https://example.com", testSecret, opts...)
 			if err != nil {
 				b.Fatal(err)
 			}
