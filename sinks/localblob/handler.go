@@ -1,7 +1,6 @@
 package localblob
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -108,27 +106,8 @@ func (s *Store) serveDownload(w http.ResponseWriter, r *http.Request, key string
 	if !s.verify(w, r, opGet, key, "") {
 		return
 	}
-	// Blobs are whatever SDKs uploaded and are served from svc's own origin: never let a
-	// browser run one as a page or script.
-	h := w.Header()
-	serve := func(modTime time.Time, content io.ReadSeeker) {
-		h.Set("Content-Type", contentType(key))
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-		h.Set("Cache-Control", "private, max-age=60")
-		http.ServeContent(w, r, "", modTime, content)
-	}
-	v, ok, err := s.getSmall(key)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "svc could not read the blob; try again later")
-		return
-	}
-	if ok { // no modification time is kept for these: no Last-Modified
-		serve(time.Time{}, bytes.NewReader(v))
-		return
-	}
-	f, err := os.Open(s.path(key))
-	if errors.Is(err, os.ErrNotExist) {
+	c, modTime, err := s.open(key) // a small blob's zero time: no Last-Modified
+	if errors.Is(err, sinks.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no blob is stored under this URL")
 		return
 	}
@@ -136,13 +115,15 @@ func (s *Store) serveDownload(w http.ResponseWriter, r *http.Request, key string
 		writeError(w, http.StatusInternalServerError, "svc could not read the blob; try again later")
 		return
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "svc could not read the blob; try again later")
-		return
-	}
-	serve(info.ModTime(), f)
+	defer c.Close()
+	// Blobs are whatever SDKs uploaded and are served from svc's own origin: never let a
+	// browser run one as a page or script.
+	h := w.Header()
+	h.Set("Content-Type", contentType(key))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", "private, max-age=60")
+	http.ServeContent(w, r, "", modTime, c)
 }
 
 // contentType lets the dashboard show images inline; everything else is opaque bytes.

@@ -187,7 +187,7 @@ func (s *Store) PutBatch(ctx context.Context, blobs []sinks.Blob) error {
 			return err
 		}
 	}
-	files := 0
+	var files []sinks.Blob // the blobs written as files, which syncBlobs makes durable
 	var wb *badger.WriteBatch
 	if s.small != nil {
 		wb = s.small.NewWriteBatch()
@@ -204,24 +204,24 @@ func (s *Store) PutBatch(ctx context.Context, blobs []sinks.Blob) error {
 			}
 			continue
 		}
-		files++
+		files = append(files, *b)
 		if _, err := s.write(ctx, b.Key, bytes.NewReader(b.Bytes), int64(len(b.Bytes)), -1, false); err != nil {
 			return err
 		}
 	}
 	if wb != nil {
-		// A small blob shadows an older file of its key (Get reads values first), so that
+		// A small blob shadows an older file of its key (open reads values first), so that
 		// file can stay: removing it would cost the system call this path avoids.
 		if err := wb.Flush(); err != nil {
-			return fmt.Errorf("localblob: put %d blobs: %w", len(blobs)-files, err)
+			return fmt.Errorf("localblob: put %d blobs: %w", len(blobs)-len(files), err)
 		}
 		if err := s.small.Sync(); err != nil {
-			return fmt.Errorf("localblob: put %d blobs: sync: %w", len(blobs)-files, err)
+			return fmt.Errorf("localblob: put %d blobs: sync: %w", len(blobs)-len(files), err)
 		}
 	}
-	if files > 0 {
-		if err := s.syncBlobs(blobs); err != nil {
-			return fmt.Errorf("localblob: put %d blobs: %w", files, err)
+	if len(files) > 0 {
+		if err := s.syncBlobs(files); err != nil {
+			return fmt.Errorf("localblob: put %d blobs: %w", len(files), err)
 		}
 	}
 	return nil
@@ -230,17 +230,38 @@ func (s *Store) PutBatch(ctx context.Context, blobs []sinks.Blob) error {
 // smallKey is the Badger key of a small blob.
 func smallKey(key string) []byte { return append([]byte(badgerdb.PrefixBlob), key...) }
 
-// getSmall returns the small blob of key, or nil and false when there is none.
-func (s *Store) getSmall(key string) ([]byte, bool, error) {
-	if s.small == nil {
-		return nil, false, nil
+// open opens key's blob, the small blob first (it is newer than a file of its key, which Put
+// and uploads would have dropped it for), and says when it was written (zero for a small blob:
+// none is kept). A key that holds nothing is ErrNotFound.
+func (s *Store) open(key string) (io.ReadSeekCloser, time.Time, error) {
+	if s.small != nil {
+		v, ok, err := badgerdb.Lookup(s.small, smallKey(key))
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("localblob: get %q: %w", key, err)
+		}
+		if ok {
+			return nopCloser{bytes.NewReader(v)}, time.Time{}, nil
+		}
 	}
-	v, ok, err := badgerdb.Lookup(s.small, smallKey(key))
+	f, err := os.Open(s.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, time.Time{}, fmt.Errorf("localblob: blob %q: %w", key, sinks.ErrNotFound)
+	}
 	if err != nil {
-		return nil, false, fmt.Errorf("localblob: get %q: %w", key, err)
+		return nil, time.Time{}, fmt.Errorf("localblob: get %q: %w", key, err)
 	}
-	return v, ok, nil
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, time.Time{}, fmt.Errorf("localblob: get %q: %w", key, err)
+	}
+	return f, info.ModTime(), nil
 }
+
+// nopCloser is a small blob's reader: nothing to close.
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
 
 // dropSmall removes the small blob of key, if any: a file of the key was just written, or the
 // key deleted.
@@ -360,19 +381,11 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := sinks.CheckBlobKey(key); err != nil {
 		return nil, err
 	}
-	if v, ok, err := s.getSmall(key); err != nil {
-		return nil, err
-	} else if ok {
-		return io.NopCloser(bytes.NewReader(v)), nil
-	}
-	f, err := os.Open(s.path(key))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("localblob: blob %q: %w", key, sinks.ErrNotFound)
-	}
+	c, _, err := s.open(key)
 	if err != nil {
-		return nil, fmt.Errorf("localblob: get %q: %w", key, err)
+		return nil, err
 	}
-	return f, nil
+	return c, nil
 }
 
 // SignUpload returns a URL of Handler that accepts a PUT of the blob, with the token header,
