@@ -24,10 +24,9 @@ func TestShutdownWithStoresFrozen(t *testing.T) {
 	dir := t.TempDir()
 	const shutdownTimeout = 5 * time.Second
 	env := []string{"SVC_CLICKHOUSE_DSN=" + ch.DSN, "SVC_POSTGRES_DSN=" + pg.DSN}
+	base := []string{"--data-dir", dir, "--ingest-rate-limit", "1000000", "--shutdown-timeout", shutdownTimeout.String()}
 	// Rows stay in the flusher until shutdown: its last flush meets the frozen store.
-	args := []string{"--data-dir", dir, "--ingest-rate-limit", "1000000", "--shutdown-timeout", shutdownTimeout.String(),
-		"--flush-interval", "1h", "--flush-rows", "1000000"}
-	p := startServe(t, env, args...)
+	p := startServe(t, env, append(base, "--flush-interval", "1h", "--flush-rows", "1000000")...)
 	o := newOwner(t, p, dir, "shutdown-frozen@example.com", "shutdown-frozen")
 	l := &load{base: "http://" + p.addr, key: o.key, status: map[int]int{}, perReq: 10, workers: 4}
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -82,7 +81,7 @@ func TestShutdownWithStoresFrozen(t *testing.T) {
 	if err := pg.Thaw(); err != nil {
 		t.Fatal(err)
 	}
-	p = startServe(t, env, args[:len(args)-4]...) // the default flush settings
+	p = startServe(t, env, base...) // the default flush settings
 	waitFor(t, "spool drained", 60*time.Second, func() bool { return spoolPending(t, p) == 0 })
 	checkStoredOnceCH(t, ch.DSN, o.app, l.acked)
 	p.stop(t)
