@@ -29,11 +29,11 @@ type eventSink struct {
 }
 
 // openBadgerSink opens the embedded node's event store in dataDir as the node does
-// (badgerdb.Open of <data-dir>/badger-events, then badgerevents.Open: the bench's nodes start
+// (badgerdb.OpenEvents of <data-dir>/badger-events, then badgerevents.Open: the bench's nodes start
 // on fresh data directories, so events are never in the main database of the older layout).
 // Badger allows one process per directory: the node must be stopped.
 func openBadgerSink(ctx context.Context, dataDir string) (*eventSink, error) {
-	db, err := badgerdb.Open(filepath.Join(dataDir, "badger-events"), quiet)
+	db, err := badgerdb.OpenEvents(filepath.Join(dataDir, "badger-events"), quiet)
 	if err != nil {
 		return nil, fmt.Errorf("open the node's event database: %w", err)
 	}

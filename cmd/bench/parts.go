@@ -136,7 +136,7 @@ func measureBadgerInsert(ctx context.Context, c *corpus, d time.Duration) (*inse
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	db, err := badgerdb.Open(dir, quiet)
+	db, err := badgerdb.OpenEvents(dir, quiet)
 	if err != nil {
 		return nil, err
 	}

@@ -196,8 +196,8 @@ func TestCrashUnderLoad(t *testing.T) {
 	if len(l.acked) < 30 {
 		t.Fatalf("only %d requests acknowledged: the load did not run (statuses %v)", len(l.acked), l.status)
 	}
-	p.stop(t)                                           // a clean stop flushes what the node holds
-	db, err := badgerdb.Open(dir+"/badger-events", nil) // the embedded event store's own database
+	p.stop(t)                                                 // a clean stop flushes what the node holds
+	db, err := badgerdb.OpenEvents(dir+"/badger-events", nil) // the embedded event store's own database
 	if err != nil {
 		t.Fatal(err)
 	}

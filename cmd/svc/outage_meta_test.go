@@ -302,7 +302,7 @@ func metaOutage(t *testing.T, freeze bool) {
 	}
 
 	p.stop(t)
-	db, err := badgerdb.Open(dir+"/badger-events", nil)
+	db, err := badgerdb.OpenEvents(dir+"/badger-events", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

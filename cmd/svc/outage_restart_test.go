@@ -108,7 +108,7 @@ func TestMetaDownAcrossCrash(t *testing.T) {
 		}
 	}
 	p.stop(t)
-	db, err := badgerdb.Open(dir+"/badger-events", nil)
+	db, err := badgerdb.OpenEvents(dir+"/badger-events", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

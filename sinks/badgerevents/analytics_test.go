@@ -303,7 +303,7 @@ func TestAnalyticsReference(t *testing.T) {
 			db := memDB(t)
 			if disk {
 				var err error
-				if db, err = badgerdb.Open(t.TempDir(), nil); err != nil {
+				if db, err = badgerdb.OpenEvents(t.TempDir(), nil); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { _ = db.Close() })
@@ -545,7 +545,7 @@ func TestBucketerMatchesBucketStart(t *testing.T) {
 // not (the issue index spares reading the others).
 func BenchmarkBadgerIssueCells(b *testing.B) {
 	const n = 200_000
-	db, err := badgerdb.Open(b.TempDir(), nil)
+	db, err := badgerdb.OpenEvents(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -604,7 +604,7 @@ func BenchmarkBadgerIssueCells(b *testing.B) {
 func BenchmarkBadgerIssueCells1M(b *testing.B) {
 	const n, chunk = 1_000_000, 10_000
 	const span = 30 * 24 * time.Hour
-	db, err := badgerdb.Open(b.TempDir(), nil)
+	db, err := badgerdb.OpenEvents(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

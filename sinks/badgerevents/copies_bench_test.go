@@ -18,7 +18,7 @@ import (
 // ingest path's store write; BenchmarkWriteEvents repeats one fixture session instead.
 func BenchmarkWriteCopies(b *testing.B) {
 	const batch = 10_000
-	db, err := badgerdb.Open(b.TempDir(), nil)
+	db, err := badgerdb.OpenEvents(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

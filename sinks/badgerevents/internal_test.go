@@ -148,7 +148,7 @@ func BenchmarkWriteEvents(b *testing.B) {
 				db = memDB(b)
 			} else {
 				var err error
-				if db, err = badgerdb.Open(b.TempDir(), nil); err != nil {
+				if db, err = badgerdb.OpenEvents(b.TempDir(), nil); err != nil {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = db.Close() })

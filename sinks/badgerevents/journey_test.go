@@ -206,7 +206,7 @@ func TestJourneyBuild(t *testing.T) {
 // the journey did before facts). facts/s counts the facts of the window.
 func BenchmarkJourney1M(b *testing.B) {
 	const n, chunk = 1_000_000, 10_000
-	db, err := badgerdb.Open(b.TempDir(), nil)
+	db, err := badgerdb.OpenEvents(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

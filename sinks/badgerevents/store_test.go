@@ -11,21 +11,11 @@ import (
 	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
-// openDB opens the shared database as a node does (badgerdb.Open), in dir or, when dir is
-// empty, in memory. badgerdb.Open("") keeps ValueThreshold at 1 KB, and an in-memory Badger
-// has no value log, so it refuses any value above the threshold (real rows reach 10 KB); until
-// badgerdb raises it for in-memory mode, the in-memory case opens Badger itself with the
-// threshold at Badger's maximum.
+// openDB opens the event store's database as a node does (badgerdb.OpenEvents), in dir or, when
+// dir is empty, in memory.
 func openDB(t testing.TB, dir string) *badger.DB {
 	t.Helper()
-	var db *badger.DB
-	var err error
-	if dir == "" {
-		db, err = badger.Open(badger.DefaultOptions("").WithInMemory(true).
-			WithMemTableSize(16 << 20).WithValueThreshold(1 << 20).WithLogger(nil))
-	} else {
-		db, err = badgerdb.Open(dir, nil)
-	}
+	db, err := badgerdb.OpenEvents(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,6 +195,7 @@ func (n *Node) startLocalDB(context.Context) error {
 		return err
 	}
 	n.closers = append(n.closers, n.local.Close)
+	n.badgers = append(n.badgers, n.db, n.local)
 	return nil
 }
 

@@ -214,7 +214,7 @@ var Settings = []Setting{
 	{"oidc-client-secret", "SVC_OIDC_CLIENT_SECRET", "", "OpenID Connect client secret: with it POST /auth/google also signs in with an authorization code, exchanged at the issuer's token endpoint; empty = ID tokens only", str(func(c *Config) *string { return &c.OIDCClientSecret })},
 	{"rate-limit-user", "SVC_RATE_LIMIT_USER", "300", "dashboard requests per minute per signed-in user; over it, 429", integer(func(c *Config) *int { return &c.RateLimitUser })},
 	{"rate-limit-signin", "SVC_RATE_LIMIT_SIGNIN", "30", "sign-in, refresh and invite-validation requests per minute per client address", integer(func(c *Config) *int { return &c.RateLimitSignIn })},
-	{"janitor-interval", "SVC_JANITOR_INTERVAL", "1h", "how often retention deletes old data and expired sessions are removed", dur(func(c *Config) *time.Duration { return &c.JanitorInterval })},
+	{"janitor-interval", "SVC_JANITOR_INTERVAL", "1h", "how often retention deletes old data, expired sessions are removed, and the embedded databases' value logs give back the space of deleted values", dur(func(c *Config) *time.Duration { return &c.JanitorInterval })},
 	{"max-multipart-bytes", "SVC_MAX_MULTIPART_BYTES", "20971520", "largest multipart body of PUT /events (413 above)", bytesize(func(c *Config) *int64 { return &c.MaxMultipartBytes })},
 	{"read-header-timeout", "SVC_READ_HEADER_TIMEOUT", "10s", "longest time a client may take to send a request's line and headers (both listeners)", dur(func(c *Config) *time.Duration { return &c.ReadHeaderTimeout })},
 	{"body-idle-timeout", "SVC_BODY_IDLE_TIMEOUT", "30s", "longest pause while a request body arrives; a stalled body gets 408 and its request id is released", dur(func(c *Config) *time.Duration { return &c.BodyIdleTimeout })},

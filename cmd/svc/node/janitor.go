@@ -3,16 +3,20 @@ package node
 import (
 	"context"
 	"time"
+
+	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
-// janitor runs the node's periodic jobs until ctx ends: it removes expired dashboard sessions
-// and deletes each app's events and spans older than its retention. Both are idempotent, so
+// janitor runs the node's periodic jobs until ctx ends: it removes expired dashboard sessions,
+// deletes each app's events and spans older than its retention, and frees the space that
+// deleted and overwritten values hold in the node's Badger value logs. All are idempotent, so
 // several nodes may run them.
 func (n *Node) janitor(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		n.sweep(ctx)
+		n.collectGarbage(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -42,6 +46,21 @@ func (n *Node) sweep(ctx context.Context) {
 		before := now.AddDate(0, 0, -app.RetentionDays)
 		if err := n.Events.DeleteBefore(ctx, app.ID, before); err != nil {
 			n.log.Warn("janitor: retention not applied", "app", app.ID.String(), "error", err.Error())
+		}
+	}
+}
+
+// collectGarbage rewrites the value log files of the node's Badger databases that are mostly
+// dropped values (badgerdb.CollectGarbage): retention's deletions, rewritten journey walks and
+// snapshots. Without it a data directory would only grow.
+func (n *Node) collectGarbage(ctx context.Context) {
+	for _, db := range n.badgers {
+		files, err := badgerdb.CollectGarbage(ctx, db)
+		if err != nil && ctx.Err() == nil {
+			n.log.Warn("janitor: value log not collected", "dir", db.Opts().Dir, "error", err.Error())
+		}
+		if files > 0 {
+			n.log.Info("janitor: value log files rewritten", "dir", db.Opts().Dir, "files", files)
 		}
 	}
 }

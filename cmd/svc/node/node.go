@@ -59,7 +59,8 @@ type Node struct {
 	// What one component hands the next (components.go).
 	sec         secrets
 	adminToken  string
-	local       *badger.DB // this node's own Badger: gate, caches, snapshots
+	local       *badger.DB   // this node's own Badger: gate, caches, snapshots
+	badgers     []*badger.DB // every Badger database the node opened, for the janitor's value log collection
 	reg         *prometheus.Registry
 	eventsUp    bool           // the event store answered and was migrated at start
 	recs        []spool.Record // spool records found at start

@@ -118,10 +118,11 @@ func (n *Node) eventsDB(dataDir string, log *slog.Logger) (*badger.DB, error) {
 			return n.db, nil
 		}
 	}
-	db, err := badgerdb.Open(filepath.Join(dataDir, "badger-events"), log)
+	db, err := badgerdb.OpenEvents(filepath.Join(dataDir, "badger-events"), log)
 	if err != nil {
 		return nil, err
 	}
 	n.closers = append(n.closers, db.Close)
+	n.badgers = append(n.badgers, db)
 	return db, nil
 }
