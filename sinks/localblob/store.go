@@ -204,6 +204,11 @@ func (s *Store) PutBatch(ctx context.Context, blobs []sinks.Blob) error {
 			}
 			continue
 		}
+		if wb != nil { // no older small blob of the key may shadow the file
+			if err := wb.Delete(smallKey(b.Key)); err != nil {
+				return fmt.Errorf("localblob: put %q: %w", b.Key, err)
+			}
+		}
 		files = append(files, *b)
 		if _, err := s.write(ctx, b.Key, bytes.NewReader(b.Bytes), int64(len(b.Bytes)), -1, false); err != nil {
 			return err
@@ -213,10 +218,10 @@ func (s *Store) PutBatch(ctx context.Context, blobs []sinks.Blob) error {
 		// A small blob shadows an older file of its key (open reads values first), so that
 		// file can stay: removing it would cost the system call this path avoids.
 		if err := wb.Flush(); err != nil {
-			return fmt.Errorf("localblob: put %d blobs: %w", len(blobs)-len(files), err)
+			return fmt.Errorf("localblob: put %d blobs: %w", len(blobs), err)
 		}
 		if err := s.small.Sync(); err != nil {
-			return fmt.Errorf("localblob: put %d blobs: sync: %w", len(blobs)-len(files), err)
+			return fmt.Errorf("localblob: put %d blobs: sync: %w", len(blobs), err)
 		}
 	}
 	if len(files) > 0 {
@@ -293,8 +298,9 @@ var errTooLarge = errors.New("blob larger than allowed")
 var errSize = errors.New("blob length differs from its declared size")
 
 // write copies r into a temporary file, syncs it, renames it over the key's file and syncs the
-// directory: when it returns nil, the blob survives a crash (with durable false it syncs
-// nothing: the caller syncs, PutBatch). It commits nothing and returns an
+// directory, and drops the key's small blob: when it returns nil, the blob survives a crash.
+// With durable false it does neither: its caller, PutBatch, syncs and drops the small blobs of
+// all its files at once. It commits nothing and returns an
 // error wrapping errSize when size >= 0 and r does not hold exactly size bytes, or errTooLarge
 // when max >= 0 and r holds more than max bytes.
 func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max int64, durable bool) (n int64, err error) {
@@ -344,11 +350,11 @@ func (s *Store) write(ctx context.Context, key string, r io.Reader, size, max in
 		return n, fmt.Errorf("localblob: put %q: %w", key, err)
 	}
 	committed = true
-	if err := s.dropSmall(key); err != nil {
-		return n, err
-	}
 	if !durable {
 		return n, nil
+	}
+	if err := s.dropSmall(key); err != nil {
+		return n, err
 	}
 	if err := syncDir(filepath.Dir(dst)); err != nil {
 		return n, fmt.Errorf("localblob: put %q: %w", key, err)
