@@ -171,10 +171,9 @@ func TestCrashUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--data-dir", dir, "--flush-interval", "200ms", "--ingest-rate-limit", "1000000"}
 	p := startServe(t, nil, args...)
-	u := adminJSON(t, p, dir, "create-user", "--email", "crash@example.com", "--name", "C")
-	a := adminJSON(t, p, dir, "create-app", "--team", u["own_team_id"], "--name", "crash")
-	app := uuid.MustParse(a["app_id"])
-	l := &load{base: "http://" + p.addr, key: a["api_key"], status: map[int]int{}, perReq: 20, workers: 4}
+	o := newOwner(t, p, dir, "crash@example.com", "crash")
+	app := o.app
+	l := &load{base: "http://" + p.addr, key: o.key, status: map[int]int{}, perReq: 20, workers: 4}
 	for round := 0; round < 3; round++ {
 		stop := make(chan struct{})
 		done := make(chan struct{})
@@ -234,10 +233,9 @@ func TestClickHouseOutage(t *testing.T) {
 	dir := t.TempDir()
 	p := startServe(t, []string{"SVC_CLICKHOUSE_DSN=" + ch.DSN, "SVC_POSTGRES_DSN=" + pg},
 		"--data-dir", dir, "--flush-interval", "200ms", "--spool-max-bytes", "300000", "--ingest-rate-limit", "1000000")
-	u := adminJSON(t, p, dir, "create-user", "--email", "outage@example.com", "--name", "O")
-	a := adminJSON(t, p, dir, "create-app", "--team", u["own_team_id"], "--name", "outage")
-	app := uuid.MustParse(a["app_id"])
-	l := &load{base: "http://" + p.addr, key: a["api_key"], status: map[int]int{}, perReq: 20}
+	o := newOwner(t, p, dir, "outage@example.com", "outage")
+	app := o.app
+	l := &load{base: "http://" + p.addr, key: o.key, status: map[int]int{}, perReq: 20}
 	client := &http.Client{Timeout: 10 * time.Second}
 	sendOne := func() int {
 		b := l.next()

@@ -50,9 +50,7 @@ func honestLatencies(t *testing.T, base, key string, n int) []time.Duration {
 func TestHostileClients(t *testing.T) {
 	dir := t.TempDir()
 	p := startServe(t, nil, "--data-dir", dir, "--body-idle-timeout", "3s", "--ingest-rate-limit", "1000000")
-	u := adminJSON(t, p, dir, "create-user", "--email", "hostile@example.com", "--name", "H")
-	a := adminJSON(t, p, dir, "create-app", "--team", u["own_team_id"], "--name", "hostile")
-	base, key := "http://"+p.addr, a["api_key"]
+	base, key := "http://"+p.addr, newOwner(t, p, dir, "hostile@example.com", "hostile").key
 	pid := p.cmd.Process.Pid
 
 	// 200 requests each, so that p99 is the third slowest rather than the one slowest: one

@@ -202,10 +202,9 @@ func startEventsOutage(t *testing.T, spoolMax string) *eventsOutage {
 	o.env = []string{"SVC_CLICKHOUSE_DSN=" + ch.DSN, "SVC_POSTGRES_DSN=" + o.pg}
 	o.args = []string{"--data-dir", o.dir, "--spool-max-bytes", spoolMax, "--ingest-rate-limit", "1000000"}
 	o.p = startServe(t, o.env, o.args...)
-	u := adminJSON(t, o.p, o.dir, "create-user", "--email", "events-outage@example.com", "--name", "E")
-	a := adminJSON(t, o.p, o.dir, "create-app", "--team", u["own_team_id"], "--name", "events-outage")
-	o.app = uuid.MustParse(a["app_id"])
-	o.l = &load{base: "http://" + o.p.addr, key: a["api_key"], status: map[int]int{}, perReq: 20}
+	own := newOwner(t, o.p, o.dir, "events-outage@example.com", "events-outage")
+	o.app = own.app
+	o.l = &load{base: "http://" + o.p.addr, key: own.key, status: map[int]int{}, perReq: 20}
 	o.pl = &pacedLoad{l: o.l, bodies: map[int]string{}}
 	return o
 }
@@ -418,10 +417,9 @@ func TestEventStoreDownAcrossCrash(t *testing.T) {
 	start := time.Now()
 	o.p = startServe(t, o.env, o.args...)
 	t.Logf("started in %v with ClickHouse down", time.Since(start).Round(10*time.Millisecond))
-	u := adminJSON(t, o.p, o.dir, "create-user", "--email", "events-down@example.com", "--name", "E")
-	a := adminJSON(t, o.p, o.dir, "create-app", "--team", u["own_team_id"], "--name", "events-down")
-	o.app = uuid.MustParse(a["app_id"])
-	o.l = &load{base: "http://" + o.p.addr, key: a["api_key"], status: map[int]int{}, perReq: 20}
+	own := newOwner(t, o.p, o.dir, "events-down@example.com", "events-down")
+	o.app = own.app
+	o.l = &load{base: "http://" + o.p.addr, key: own.key, status: map[int]int{}, perReq: 20}
 	o.pl = &pacedLoad{l: o.l, bodies: map[int]string{}}
 
 	o.startLoad()

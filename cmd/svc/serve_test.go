@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/svc-dev/svc/sinks/sinktest"
 )
 
