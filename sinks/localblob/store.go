@@ -75,8 +75,8 @@ func WithMaxUpload(n int64) Option { return func(s *Store) { s.maxUpload = n } }
 // of a file each. A file costs a create and a rename, which under a busy node's writes took
 // about 170 µs of CPU per blob (docs/benchmarks.md), while a Badger value is an append to its
 // value log; the flusher writes every inline attachment with PutBatch. Get, Delete and
-// downloads read both places, and Put and uploads (files, streamed) drop the key's value, so
-// a key holds what was stored last.
+// downloads read both places, and every file written (Put, uploads, PutBatch's larger blobs)
+// drops the key's value, so a key holds what was stored last.
 func WithSmallBlobs(db *badger.DB, max int) Option {
 	return func(s *Store) { s.small, s.smallMax = db, max }
 }
