@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -338,13 +339,38 @@ func (a *appActor) exact(from, to int64) (bool, string) {
 	if !a.ready {
 		return false, "aggregates not rebuilt"
 	}
-	if from != dayOf(from) && a.any && from > a.first {
+	if a.fromInside(from) {
 		return false, "from is not a UTC day boundary"
 	}
-	if to != dayOf(to) && a.any && to <= a.last {
+	if a.toInside(to) {
 		return false, "to is not a UTC day boundary"
 	}
 	return true, ""
+}
+
+// fromInside and toInside say whether a window bound cuts a day the aggregates hold events of,
+// so that the window is not exact at it.
+func (a *appActor) fromInside(from int64) bool { return from != dayOf(from) && a.any && from > a.first }
+func (a *appActor) toInside(to int64) bool     { return to != dayOf(to) && a.any && to <= a.last }
+
+// exactPart is the largest part [lo, hi) of [from, to) that the aggregates answer exactly: a
+// bound exact refuses moves inward to the nearest UTC day boundary. ok is false when that
+// leaves no whole day (or the aggregates are not rebuilt).
+func (a *appActor) exactPart(from, to int64) (lo, hi int64, ok bool) {
+	if !a.ready {
+		return 0, 0, false
+	}
+	lo, hi = from, to
+	if a.fromInside(from) {
+		if dayOf(from) > math.MaxInt64-day {
+			return 0, 0, false
+		}
+		lo = dayOf(from) + day
+	}
+	if a.toInside(to) {
+		hi = dayOf(to)
+	}
+	return lo, hi, lo < hi
 }
 
 // inWindow says whether a day bucket lies in [from, to) for an exact window: an aligned bound
@@ -360,9 +386,22 @@ func inWindow(d, from, to int64) bool {
 }
 
 func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
-	if ok, why := a.exact(q.From, q.To); !ok {
-		return &actorpb.LiveReply{Reason: why}
+	from, to := q.From, q.To
+	if ok, why := a.exact(from, to); !ok {
+		if !q.Split {
+			return &actorpb.LiveReply{Reason: why}
+		}
+		if from, to, ok = a.exactPart(from, to); !ok {
+			return &actorpb.LiveReply{Reason: why + ", and the window holds no whole UTC day"}
+		}
 	}
+	r := a.answerExact(q, from, to)
+	r.From, r.To = from, to
+	return r
+}
+
+// answerExact answers q over [from, to), a window exact says the aggregates hold.
+func (a *appActor) answerExact(q *actorpb.LiveQuery, from, to int64) *actorpb.LiveReply {
 	// Versions asked for, as interned ids; nil means all.
 	var wanted map[int32]bool
 	if len(q.Versions) > 0 {
@@ -378,7 +417,7 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 		moves := make(map[uint64]uint64, 256)
 		issues := make(map[issueKey]uint64, 64)
 		for d, agg := range a.days {
-			if !inWindow(d, q.From, q.To) {
+			if !inWindow(d, from, to) {
 				continue
 			}
 			if wanted == nil {
@@ -430,7 +469,7 @@ func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 	anyClass := len(q.Classes) == 0
 	n := 0
 	for d, agg := range a.days {
-		if !inWindow(d, q.From, q.To) {
+		if !inWindow(d, from, to) {
 			continue
 		}
 		for i := range agg.cells {
@@ -545,6 +584,12 @@ func cellOf(c *actorpb.IssueCell) model.IssueCell {
 // JourneyAnswer is the journey of a live reply's links and issues, without building a
 // model.JourneyGraph of them (model.JourneyCounts): the dashboard's live answer.
 func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
+	return JourneyCountsOf(r).Graph(bigraph)
+}
+
+// JourneyCountsOf is a journey reply's counts, to which more (the store's facts of the parts of
+// a window the reply does not cover) can be added before the graph is built.
+func JourneyCountsOf(r *actorpb.LiveReply) *model.JourneyCounts {
 	c := model.NewJourneyCounts(len(r.Links), len(r.Issues))
 	for _, l := range r.Links {
 		c.AddLink(l.From, l.To, l.Sessions)
@@ -552,7 +597,7 @@ func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
 	for _, is := range r.Issues {
 		c.AddIssue(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
 	}
-	return c.Graph(bigraph)
+	return c
 }
 
 // CellsOf is the inverse of CellProto over a reply's cells.

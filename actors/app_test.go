@@ -159,22 +159,30 @@ func storeJourney(t *testing.T, s *badgerevents.Store, app uuid.UUID, from, to i
 	return g.Graph(true)
 }
 
-// TestLiveAnswersMatchStore: the app actor's group lists and journeys over whole days equal
-// the store's, before and after a rebuild, and replayed batches never count twice.
-func TestLiveAnswersMatchStore(t *testing.T) {
+// liveRigWithDataset is a rig over a fresh Badger database whose app app has liveDataset from
+// day0 (three days ago, UTC midnight) distributed and settled.
+func liveRigWithDataset(t *testing.T) (rig *liveRig, app uuid.UUID, day0 time.Time, batches [][]model.Event, sessions []uuid.UUID) {
+	t.Helper()
 	db, err := badgerdb.Open(t.TempDir(), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rig := newLiveRig(t, db)
-	app := uuid.New()
-	day0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
-	batches, sessions := liveDataset(app, day0)
+	t.Cleanup(func() { db.Close() })
+	rig = newLiveRig(t, db)
+	app = uuid.New()
+	day0 = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	batches, sessions = liveDataset(app, day0)
 	for i, b := range batches {
 		rig.in.Distribute(app, b, nil, uint64(i+1), 0, false)
 	}
 	rig.settle(t, app, sessions)
+	return rig, app, day0, batches, sessions
+}
+
+// TestLiveAnswersMatchStore: the app actor's group lists and journeys over whole days equal
+// the store's, before and after a rebuild, and replayed batches never count twice.
+func TestLiveAnswersMatchStore(t *testing.T) {
+	rig, app, day0, batches, sessions := liveRigWithDataset(t)
 
 	day := 24 * time.Hour
 	windows := []struct {
@@ -265,6 +273,68 @@ func TestLiveAnswersMatchStore(t *testing.T) {
 	}
 	if _, ok := liveCells(t, rig.dir, app, &actorpb.LiveQuery{From: day0.UnixNano(), To: day0.Add(day).UnixNano()}); ok {
 		t.Error("an unready actor answered live")
+	}
+}
+
+// TestLiveSplit: with split, a window whose bounds cut days the actor holds events of is answered
+// for its whole days (LiveReply.from and to say which), exactly as the store answers those; a
+// window with no whole day left is refused, and without split every such window is.
+func TestLiveSplit(t *testing.T) {
+	rig, app, day0, _, _ := liveRigWithDataset(t) // events from day0 00:00 to day 2 about 12:00
+
+	d := func(days int, h time.Duration) int64 {
+		return day0.Add(time.Duration(days)*24*time.Hour + h).UnixNano()
+	}
+	cases := []struct {
+		name             string
+		from, to         int64
+		wantFrom, wantTo int64 // the part answered; both 0: refused
+		whole            bool  // answered without split too
+	}{
+		{"whole days", d(0, 0), d(3, 0), d(0, 0), d(3, 0), true},
+		{"from cuts day 0", d(0, time.Hour), d(3, 0), d(1, 0), d(3, 0), false},
+		{"to cuts day 2", d(0, 0), d(2, 5*time.Hour), d(0, 0), d(2, 0), false},
+		{"both cut", d(0, time.Hour+time.Millisecond), d(2, 5*time.Hour), d(1, 0), d(2, 0), false},
+		{"bounds beyond the data", d(0, -time.Hour), d(10, time.Minute), d(0, -time.Hour), d(10, time.Minute), true},
+		{"from cuts, to beyond the data", d(0, 7*time.Hour), d(10, time.Minute), d(1, 0), d(10, time.Minute), false},
+		{"inside one day", d(1, time.Hour), d(1, 20*time.Hour), 0, 0, false},
+		{"cuts two adjacent days", d(0, 23*time.Hour), d(1, time.Hour), 0, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, journey := range []bool{false, true} {
+				if _, ok := liveCells(t, rig.dir, app, &actorpb.LiveQuery{From: c.from, To: c.to, Journey: journey}); ok != c.whole {
+					t.Errorf("journey %v without split: answered %v, want %v", journey, ok, c.whole)
+				}
+				r, err := Live{Dir: rig.dir}.Query(context.Background(), app, &actorpb.LiveQuery{From: c.from, To: c.to, Journey: journey, Split: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := c.wantTo != 0; r.Ok != want {
+					t.Fatalf("journey %v: answered %v (%s), want %v", journey, r.Ok, r.Reason, want)
+				}
+				if !r.Ok {
+					continue
+				}
+				if r.From != c.wantFrom || r.To != c.wantTo {
+					t.Errorf("journey %v: answered [%d, %d), want [%d, %d)", journey, r.From, r.To, c.wantFrom, c.wantTo)
+				}
+				if journey {
+					if lj, sj := JourneyAnswer(r, true), storeJourney(t, rig.store, app, r.From, r.To); !reflect.DeepEqual(lj, sj) {
+						t.Errorf("journey over [%d, %d):\nlive  %+v\nstore %+v", r.From, r.To, lj, sj)
+					}
+					continue
+				}
+				stored, err := rig.store.IssueCells(context.Background(), &model.IssueQuery{
+					EventFilter: model.EventFilter{App: app, From: r.From, To: r.To}}, model.Cells{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lg, sg := model.MergeGroups(CellsOf(r.Cells)), model.MergeGroups(stored); !reflect.DeepEqual(lg, sg) {
+					t.Errorf("groups over [%d, %d):\nlive  %+v\nstore %+v", r.From, r.To, lg, sg)
+				}
+			}
+		})
 	}
 }
 

@@ -1677,14 +1677,19 @@ func (x *JourneyIssue) GetRetract() bool {
 }
 
 // LiveQuery asks an app actor for its aggregates over [from, to) and versions (all when
-// empty). It answers only when they are exact for that window (LiveReply.ok).
+// empty). It answers only when they are exact for that window (LiveReply.ok); with split, also
+// when they are exact for a part of it.
 type LiveQuery struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          int64                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            int64                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
-	Versions      []*Version             `protobuf:"bytes,3,rep,name=versions,proto3" json:"versions,omitempty"`
-	Classes       []uint32               `protobuf:"varint,4,rep,packed,name=classes,proto3" json:"classes,omitempty"` // cells of these classes (all when empty)
-	Journey       bool                   `protobuf:"varint,5,opt,name=journey,proto3" json:"journey,omitempty"`        // the journey graph instead of cells
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	From     int64                  `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	To       int64                  `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	Versions []*Version             `protobuf:"bytes,3,rep,name=versions,proto3" json:"versions,omitempty"`
+	Classes  []uint32               `protobuf:"varint,4,rep,packed,name=classes,proto3" json:"classes,omitempty"` // cells of these classes (all when empty)
+	Journey  bool                   `protobuf:"varint,5,opt,name=journey,proto3" json:"journey,omitempty"`        // the journey graph instead of cells
+	// split: when the window is not exact, answer its largest exact part (each bound the
+	// aggregates cannot take moved inward to a UTC day boundary), if that holds a whole day;
+	// LiveReply.from and to say which part, and the caller asks the store for the rest.
+	Split         bool `protobuf:"varint,6,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1754,16 +1759,26 @@ func (x *LiveQuery) GetJourney() bool {
 	return false
 }
 
+func (x *LiveQuery) GetSplit() bool {
+	if x != nil {
+		return x.Split
+	}
+	return false
+}
+
 // LiveReply answers LiveQuery: one cell per group merged over the window (count summed, the
 // latest event's display and class; version and bucket empty), or the journey's links and
 // issues summed over the window.
 type LiveReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ok            bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // why not, when not ok (for logs and the debug endpoint)
-	Cells         []*IssueCell           `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
-	Links         []*JourneyLink         `protobuf:"bytes,4,rep,name=links,proto3" json:"links,omitempty"`
-	Issues        []*JourneyIssueCount   `protobuf:"bytes,5,rep,name=issues,proto3" json:"issues,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Ok     bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	Reason string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // why not, when not ok (for logs and the debug endpoint)
+	Cells  []*IssueCell           `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
+	Links  []*JourneyLink         `protobuf:"bytes,4,rep,name=links,proto3" json:"links,omitempty"`
+	Issues []*JourneyIssueCount   `protobuf:"bytes,5,rep,name=issues,proto3" json:"issues,omitempty"`
+	// The window answered: the query's, or with split a part of it.
+	From          int64 `protobuf:"varint,6,opt,name=from,proto3" json:"from,omitempty"`
+	To            int64 `protobuf:"varint,7,opt,name=to,proto3" json:"to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1831,6 +1846,20 @@ func (x *LiveReply) GetIssues() []*JourneyIssueCount {
 		return x.Issues
 	}
 	return nil
+}
+
+func (x *LiveReply) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *LiveReply) GetTo() int64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
 }
 
 // JourneyLink is the number of sessions that moved from one screen to another.
@@ -2563,19 +2592,22 @@ const file_messages_proto_rawDesc = "" +
 	"\x05title\x18\x04 \x01(\tR\x05title\x12\x1c\n" +
 	"\ttimestamp\x18\x05 \x01(\x03R\ttimestamp\x12-\n" +
 	"\aversion\x18\x06 \x01(\v2\x13.svc.actors.VersionR\aversion\x12\x18\n" +
-	"\aretract\x18\a \x01(\bR\aretract\"\x94\x01\n" +
+	"\aretract\x18\a \x01(\bR\aretract\"\xaa\x01\n" +
 	"\tLiveQuery\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\x03R\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\x03R\x02to\x12/\n" +
 	"\bversions\x18\x03 \x03(\v2\x13.svc.actors.VersionR\bversions\x12\x18\n" +
 	"\aclasses\x18\x04 \x03(\rR\aclasses\x12\x18\n" +
-	"\ajourney\x18\x05 \x01(\bR\ajourney\"\xc6\x01\n" +
+	"\ajourney\x18\x05 \x01(\bR\ajourney\x12\x14\n" +
+	"\x05split\x18\x06 \x01(\bR\x05split\"\xea\x01\n" +
 	"\tLiveReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
 	"\x05cells\x18\x03 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12-\n" +
 	"\x05links\x18\x04 \x03(\v2\x17.svc.actors.JourneyLinkR\x05links\x125\n" +
-	"\x06issues\x18\x05 \x03(\v2\x1d.svc.actors.JourneyIssueCountR\x06issues\"M\n" +
+	"\x06issues\x18\x05 \x03(\v2\x1d.svc.actors.JourneyIssueCountR\x06issues\x12\x12\n" +
+	"\x04from\x18\x06 \x01(\x03R\x04from\x12\x0e\n" +
+	"\x02to\x18\a \x01(\x03R\x02to\"M\n" +
 	"\vJourneyLink\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1a\n" +

@@ -59,6 +59,43 @@ func (a *API) live(r *http.Request, q *actorpb.LiveQuery) (*actorpb.LiveReply, b
 	return reply, reply.Ok
 }
 
+// Who answered (HeaderAnsweredBy): the app actor, the event store, or the actor for the whole
+// days of the window and the store for the parts of days at its ends.
+const (
+	byLive      = "live"
+	byStore     = "store"
+	byLiveStore = "live+store"
+)
+
+// liveSplit asks the app actor for q's window or, when a bound of it cuts a day the actor holds
+// events of, for the largest part it answers exactly: the window's whole UTC days. The dashboard
+// sends windows such as the last 7 days to the millisecond, which only this way are answered
+// from memory. rest are the parts of q's window left to the store (none when the actor took
+// all of it).
+func (a *API) liveSplit(r *http.Request, q *actorpb.LiveQuery) (reply *actorpb.LiveReply, rest [][2]int64, ok bool) {
+	q.Split = true
+	if reply, ok = a.live(r, q); !ok {
+		return nil, nil, false
+	}
+	lo, hi := reply.From, reply.To
+	if lo == 0 && hi == 0 { // an actor that predates split answers whole windows only
+		lo, hi = q.From, q.To
+	}
+	if lo < q.From || hi > q.To || lo >= hi {
+		if a.Log != nil {
+			a.Log.Warn("live answer for a window outside the one asked; asking the store", "from", lo, "to", hi)
+		}
+		return nil, nil, false
+	}
+	if q.From < lo {
+		rest = append(rest, [2]int64{q.From, lo})
+	}
+	if hi < q.To {
+		rest = append(rest, [2]int64{hi, q.To})
+	}
+	return reply, rest, true
+}
+
 func versionProtos(vs []model.AppVersion) []*actorpb.Version {
 	out := make([]*actorpb.Version, len(vs))
 	for i, v := range vs {
@@ -123,19 +160,30 @@ func (a *API) groups(classes []model.IssueClass, errorGroups bool) http.HandlerF
 			return
 		}
 		var cells []model.IssueCell
-		by := "store"
+		by := byStore
 		// Live when the filter is the app actor's (window and versions) and the severities, if
-		// any, are said by class (IssueQuery.ByClass).
+		// any, are said by class (IssueQuery.ByClass); the ends of the window the actor does not
+		// hold whole from the store.
 		if classes, ok := q.ByClass(); ok && f.Unfiltered() {
 			lq := &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions)}
 			for _, c := range classes {
 				lq.Classes = append(lq.Classes, uint32(c))
 			}
-			if reply, ok := a.live(r, lq); ok {
-				cells, by = actors.CellsOf(reply.Cells), "live"
+			if reply, rest, ok := a.liveSplit(r, lq); ok {
+				cells, by = actors.CellsOf(reply.Cells), byLive
+				for _, part := range rest {
+					pq := q
+					pq.From, pq.To = part[0], part[1]
+					more, err := a.Analytics.IssueCells(r.Context(), &pq, model.Cells{})
+					if err != nil {
+						a.internal(w, "query issue groups", err)
+						return
+					}
+					cells, by = append(cells, more...), byLiveStore
+				}
 			}
 		}
-		if by == "store" {
+		if by == byStore {
 			if cells, err = a.Analytics.IssueCells(r.Context(), &q, model.Cells{}); err != nil {
 				a.internal(w, "query issue groups", err)
 				return
@@ -374,23 +422,40 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if reply, ok := a.live(r, &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions), Journey: true}); ok {
-		writeJourney(w, "live", actors.JourneyAnswer(reply, bigraph))
+	reply, rest, ok := a.liveSplit(r, &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions), Journey: true})
+	if ok && len(rest) == 0 {
+		writeJourney(w, byLive, actors.JourneyAnswer(reply, bigraph))
 		return
 	}
-	g := model.NewJourneyGraph()
-	keep := model.KeepWalkEvent(f.From, f.To, f.Versions)
-	err := a.Analytics.JourneyFacts(r.Context(), app.ID, f.From, f.To, func(fact *model.JourneyFact) error {
+	if !ok {
+		g := model.NewJourneyGraph()
+		if err := a.journeyFacts(r, app.ID, f.From, f.To, f.Versions, g.AddFact); err != nil {
+			a.internal(w, "query journey", err)
+			return
+		}
+		writeJourney(w, byStore, g.Graph(bigraph))
+		return
+	}
+	c := actors.JourneyCountsOf(reply)
+	for _, part := range rest {
+		if err := a.journeyFacts(r, app.ID, part[0], part[1], f.Versions, c.AddFact); err != nil {
+			a.internal(w, "query journey", err)
+			return
+		}
+	}
+	writeJourney(w, byLiveStore, c.Graph(bigraph))
+}
+
+// journeyFacts passes add the store's journey facts of the app in [from, to) and of one of
+// versions (any when empty).
+func (a *API) journeyFacts(r *http.Request, app uuid.UUID, from, to int64, versions []model.AppVersion, add func(*model.JourneyFact)) error {
+	keep := model.KeepWalkEvent(from, to, versions)
+	return a.Analytics.JourneyFacts(r.Context(), app, from, to, func(fact *model.JourneyFact) error {
 		if keep(&fact.Event) {
-			g.AddFact(fact)
+			add(fact)
 		}
 		return nil
 	})
-	if err != nil {
-		a.internal(w, "query journey", err)
-		return
-	}
-	writeJourney(w, "store", g.Graph(bigraph))
 }
 
 // journeyBuffers hold answers' bytes between requests (a live journey is tens of KB).

@@ -232,6 +232,9 @@ func (d *dataset) windows() []window {
 		{"empty", aq{window: true, from: D(40), to: D(35)}},
 		{"unaligned", aq{window: true, from: D(3) + 12*int64(time.Hour), to: D(1) + int64(18*time.Hour+30*time.Minute+500*time.Millisecond)}},
 		{"unaligned beyond the data", aq{window: true, from: D(20) + int64(3*time.Hour+17*time.Minute), to: D(-1) + 5*int64(time.Hour)}},
+		// The dashboard's shape: the last days to the millisecond, ending after the data.
+		{"unaligned from", aq{window: true, from: D(4) + int64(7*time.Hour+30*time.Minute+2*time.Millisecond), to: D(-1) + 5*int64(time.Hour)}},
+		{"inside a day", aq{window: true, from: D(2) + int64(time.Hour), to: D(2) + 20*int64(time.Hour)}},
 	}
 }
 
@@ -1644,6 +1647,21 @@ func TestAnalyticsDataset(t *testing.T) {
 	orCase := udCase{"or reading", "", func(u map[string]gUD) bool { return udCases[0].match(u) || udCases[6].match(u) }}
 	if reflect.DeepEqual(and, d.groups(d.a, with(dq, func(q *aq) { q.ud = &orCase }), all)) || len(and) == 0 {
 		t.Error("the and case must differ from its or reading")
+	}
+	// The windows cut inside a day of data have groups and moves in the part the store answers
+	// at their start, beside the app actor's whole days ("live+store") or alone ("store").
+	for _, w := range d.windows() {
+		want := map[string]string{"unaligned": "live+store", "unaligned from": "live+store", "inside a day": "store"}[w.name]
+		if want == "" {
+			continue
+		}
+		if by := d.answeredBy(d.a, w.q); by != want {
+			t.Errorf("window %q is answered by %s, want %s", w.name, by, want)
+		}
+		start := with(w.q, func(q *aq) { q.to = min(q.to, q.from-mod(q.from, day)+day) })
+		if len(d.groups(d.a, start, all)) == 0 || len(d.journey(d.a, start, true, "", "").Links) == 0 {
+			t.Errorf("window %q: no group or no move in [%d, %d), the part the store answers", w.name, start.from, start.to)
+		}
 	}
 	// Journeys: bigraph 0 drops links; some issue happens on no screen; the midnight session
 	// counts moves on two days; app B's long session hits the 500-move cap.

@@ -314,15 +314,27 @@ func (d *dataset) span(app *gApp) (first, last int64) {
 
 // answeredBy is who answers a group list or journey: the app actor for whole-day windows
 // (or bounds beyond all data) without attribute or ud filters, and without severities that
-// narrow handled exceptions (liveSeverities).
+// narrow handled exceptions (liveSeverities); of another such window, the app actor its whole
+// days and the store the parts of days at its ends ("live+store"), or the store alone when no
+// whole day is left.
 func (d *dataset) answeredBy(app *gApp, q aq) string {
 	if q.filtered() || !q.liveSeverities() {
 		return "store"
 	}
 	first, last := d.span(app)
 	day := int64(24 * time.Hour)
-	if (mod(q.from, day) == 0 || q.from <= first) && (mod(q.to, day) == 0 || q.to > last) {
+	lo, hi := q.from, q.to
+	if mod(q.from, day) != 0 && q.from > first {
+		lo = q.from - mod(q.from, day) + day
+	}
+	if mod(q.to, day) != 0 && q.to <= last {
+		hi = q.to - mod(q.to, day)
+	}
+	switch {
+	case lo == q.from && hi == q.to:
 		return "live"
+	case lo < hi:
+		return "live+store"
 	}
 	return "store"
 }
