@@ -221,6 +221,17 @@ func LastDays(now time.Time, days int) (from, to string) {
 	return today.AddDate(0, 0, 1-days).Format(time.RFC3339), today.AddDate(0, 0, 1).Format(time.RFC3339)
 }
 
+// DashboardWindow is a window shaped like the reference dashboard's, whose from and to are
+// instants to the millisecond: from 12:00:00.002 UTC of the day days ago, so that it cuts a day
+// of the synthetic copies (which cover the last 6 days) in half, to now. Such a bound is not a
+// UTC midnight, so the app actor answers the whole days between and the store the half day
+// (Svc-Answered-By: live+store).
+func DashboardWindow(now time.Time, days int) (from, to string) {
+	const layout = "2006-01-02T15:04:05.000Z07:00"
+	start := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -days).Add(12*time.Hour + 2*time.Millisecond)
+	return start.Format(layout), now.UTC().Format(layout)
+}
+
 // perItem is a CPU time per item in microseconds; 0 when nothing was counted.
 func perItem(cpu time.Duration, items float64) float64 {
 	if items <= 0 {
@@ -372,8 +383,12 @@ func buildRows(r results) []Row {
 				rows = append(rows, row)
 				continue
 			}
-			row.Value = fmt.Sprintf("p50 %.2f / p95 %.2f / p99 %.2f ms (%d requests, %s B answer)", msf(qr.P50), msf(qr.P95), msf(qr.P99),
+			row.Value = fmt.Sprintf("p50 %.2f / p95 %.2f / p99 %.2f ms (%d requests, %s B answer", msf(qr.P50), msf(qr.P95), msf(qr.P99),
 				qr.Requests, thousands(float64(qr.Bytes)))
+			if qr.Want == "live+store" {
+				row.Value += ", answered by " + qr.By
+			}
+			row.Value += ")"
 			if ok {
 				row.Verdict = g.verdict(qr, q.Events)
 			}

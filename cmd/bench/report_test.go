@@ -309,6 +309,22 @@ func TestLastDays(t *testing.T) {
 	}
 }
 
+func TestDashboardWindow(t *testing.T) {
+	cases := []struct {
+		now            time.Time
+		days           int
+		wantFrom, want string
+	}{
+		{time.Date(2026, 11, 24, 21, 40, 5, 123_456_789, time.UTC), 5, "2026-11-19T12:00:00.002Z", "2026-11-24T21:40:05.123Z"},
+		{time.Date(2026, 11, 24, 0, 30, 0, 0, time.FixedZone("x", 3*3600)), 5, "2026-11-18T12:00:00.002Z", "2026-11-23T21:30:00.000Z"},
+	}
+	for _, c := range cases {
+		if from, to := DashboardWindow(c.now, c.days); from != c.wantFrom || to != c.want {
+			t.Errorf("DashboardWindow(%s, %d) = %s to %s, want %s to %s", c.now, c.days, from, to, c.wantFrom, c.want)
+		}
+	}
+}
+
 func TestEfficiency(t *testing.T) {
 	cases := []struct {
 		name                 string
