@@ -63,7 +63,14 @@ type dayAgg struct {
 	// The same over all versions (version 0 in the keys): what most journeys ask for.
 	movesAll  map[uint64]uint64
 	issuesAll map[issueKey]uint64
+	// The earliest and latest event time counted in the day (first > last: none): a window
+	// bound inside the day is exact when no event of the day lies on the other side of it.
+	// Retractions leave them as they are, which can only refuse a bound that was exact.
+	first, last int64
 }
+
+// seen widens the day's earliest and latest event time to ts.
+func (g *dayAgg) seen(ts int64) { g.first, g.last = min(g.first, ts), max(g.last, ts) }
 
 // bump adds one to m[k], or takes one away (dropping the key at zero).
 func bump[K comparable](m map[K]uint64, k K, retract bool) {
@@ -122,13 +129,9 @@ type appActor struct {
 	versions names            // "name\x00code"
 	titles   map[int32]string // journey title per group
 	ncells   int
-	// The earliest and latest event time counted (any says whether there is one): a window
-	// bound beyond them needs no alignment.
-	first, last int64
-	any         bool
-	http        endpoints // request paths and patterns (endpoints.go)
-	alerts      alerting  // what raises alerts (alerting.go); alerts.sink nil: none
-	settle      *settling // in a cluster: how the actor becomes exact (settle.go); nil on one node
+	http     endpoints // request paths and patterns (endpoints.go)
+	alerts   alerting  // what raises alerts (alerting.go); alerts.sink nil: none
+	settle   *settling // in a cluster: how the actor becomes exact (settle.go); nil on one node
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -251,19 +254,10 @@ func widenNonZero(first, last, f, l int64) (int64, int64) {
 	return first, last
 }
 
-func (a *appActor) seen(ts int64) {
-	if !a.any {
-		a.first, a.last, a.any = ts, ts, true
-		return
-	}
-	a.first, a.last = min(a.first, ts), max(a.last, ts)
-}
-
 func (a *appActor) reset() {
 	a.days, a.titles, a.ncells = map[int64]*dayAgg{}, map[int32]string{}, 0
 	a.groups, a.screens, a.versions = names{}, names{}, names{}
 	a.screens.id("")
-	a.first, a.last, a.any = 0, 0, false
 	a.http.reset()
 	a.alerts.reset()
 }
@@ -273,7 +267,7 @@ func (a *appActor) day(ts int64) *dayAgg {
 	agg := a.days[d]
 	if agg == nil {
 		agg = &dayAgg{cellAt: map[uint64]int32{}, moves: map[uint64]uint64{}, issues: map[issueKey]uint64{},
-			movesAll: map[uint64]uint64{}, issuesAll: map[issueKey]uint64{}}
+			movesAll: map[uint64]uint64{}, issuesAll: map[issueKey]uint64{}, first: math.MaxInt64, last: math.MinInt64}
 		a.days[d] = agg
 	}
 	return agg
@@ -285,8 +279,8 @@ func (a *appActor) addCell(c model.IssueCell) {
 	agg := a.day(c.Bucket)
 	g, v := a.groups.id(c.GroupID), a.version(c.Version)
 	k := cellKey(g, v, c.Class)
-	a.seen(c.FirstTime)
-	a.seen(c.LastTime)
+	agg.seen(c.FirstTime)
+	agg.seen(c.LastTime)
 	a.st.Issues += c.Count
 	i, ok := agg.cellAt[k]
 	if !ok {
@@ -311,7 +305,7 @@ func (a *appActor) addMove(from, to string, ts int64, v model.AppVersion, retrac
 		return
 	}
 	a.st.Transitions++
-	a.seen(ts)
+	agg.seen(ts)
 }
 
 // addIssue counts an issue on a screen, or takes one back as addMove does.
@@ -329,12 +323,13 @@ func (a *appActor) addIssue(screen, group string, class model.IssueClass, title 
 	k.version = 0
 	bump(agg.issuesAll, k, retract)
 	if !retract {
-		a.seen(ts)
+		agg.seen(ts)
 	}
 }
 
 // exact says whether the actor's aggregates answer [from, to) exactly: each bound is a UTC day
-// boundary, or lies beyond every event counted.
+// boundary, or no event counted in its day lies on the other side of it (such as a window's end
+// at the current time).
 func (a *appActor) exact(from, to int64) (bool, string) {
 	if !a.ready {
 		return false, "aggregates not rebuilt"
@@ -348,10 +343,17 @@ func (a *appActor) exact(from, to int64) (bool, string) {
 	return true, ""
 }
 
-// fromInside and toInside say whether a window bound cuts a day the aggregates hold events of,
-// so that the window is not exact at it.
-func (a *appActor) fromInside(from int64) bool { return from != dayOf(from) && a.any && from > a.first }
-func (a *appActor) toInside(to int64) bool     { return to != dayOf(to) && a.any && to <= a.last }
+// fromInside and toInside say whether a window bound cuts its day's events in two, so that
+// the window is not exact at it.
+func (a *appActor) fromInside(from int64) bool {
+	g := a.days[dayOf(from)]
+	return from != dayOf(from) && g != nil && g.first < from
+}
+
+func (a *appActor) toInside(to int64) bool {
+	g := a.days[dayOf(to)]
+	return to != dayOf(to) && g != nil && g.last >= to
+}
 
 // exactPart is the largest part [lo, hi) of [from, to) that the aggregates answer exactly: a
 // bound exact refuses moves inward to the nearest UTC day boundary. ok is false when that
@@ -373,17 +375,9 @@ func (a *appActor) exactPart(from, to int64) (lo, hi int64, ok bool) {
 	return lo, hi, lo < hi
 }
 
-// inWindow says whether a day bucket lies in [from, to) for an exact window: an aligned bound
-// compares with the day, a bound beyond the data with nothing.
-func inWindow(d, from, to int64) bool {
-	if from == dayOf(from) && d < from {
-		return false
-	}
-	if to == dayOf(to) && d >= to {
-		return false
-	}
-	return true
-}
+// inWindow says whether the day bucket starting at d counts in an exact window [from, to): the
+// day overlaps it (exact says the events of a day a bound cuts all lie inside).
+func inWindow(d, from, to int64) bool { return d < to && d+day > from }
 
 func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 	from, to := q.From, q.To

@@ -297,7 +297,10 @@ func TestLiveSplit(t *testing.T) {
 		{"both cut", d(0, time.Hour+time.Millisecond), d(2, 5*time.Hour), d(1, 0), d(2, 0), false},
 		{"bounds beyond the data", d(0, -time.Hour), d(10, time.Minute), d(0, -time.Hour), d(10, time.Minute), true},
 		{"from cuts, to beyond the data", d(0, 7*time.Hour), d(10, time.Minute), d(1, 0), d(10, time.Minute), false},
-		{"inside one day", d(1, time.Hour), d(1, 20*time.Hour), 0, 0, false},
+		{"inside one day", d(1, 2*time.Hour), d(1, 5*time.Hour), 0, 0, false},
+		// Day 1's events lie in [01:00, 10:12], day 2's in [02:00, 11:12].
+		{"bounds cut no event of their days", d(1, 30*time.Minute), d(2, 20*time.Hour), d(1, 30*time.Minute), d(2, 20*time.Hour), true},
+		{"from cuts day 1, to cuts none", d(1, 2*time.Hour), d(2, 20*time.Hour), d(2, 0), d(2, 20*time.Hour), false},
 		{"cuts two adjacent days", d(0, 23*time.Hour), d(1, time.Hour), 0, 0, false},
 	}
 	for _, c := range cases {

@@ -233,7 +233,7 @@ func (d *dataset) windows() []window {
 		{"unaligned", aq{window: true, from: D(3) + 12*int64(time.Hour), to: D(1) + int64(18*time.Hour+30*time.Minute+500*time.Millisecond)}},
 		{"unaligned beyond the data", aq{window: true, from: D(20) + int64(3*time.Hour+17*time.Minute), to: D(-1) + 5*int64(time.Hour)}},
 		// The dashboard's shape: the last days to the millisecond, ending after the data.
-		{"unaligned from", aq{window: true, from: D(4) + int64(7*time.Hour+30*time.Minute+2*time.Millisecond), to: D(-1) + 5*int64(time.Hour)}},
+		{"unaligned from", aq{window: true, from: D(4) + int64(12*time.Hour+2*time.Millisecond), to: D(-1) + 5*int64(time.Hour)}},
 		{"inside a day", aq{window: true, from: D(2) + int64(time.Hour), to: D(2) + 20*int64(time.Hour)}},
 	}
 }

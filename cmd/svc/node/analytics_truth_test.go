@@ -303,17 +303,8 @@ func (d *dataset) sessionEvents(s *gSession) []*gEvent {
 	return out
 }
 
-// span is the earliest and latest time of the app's events.
-func (d *dataset) span(app *gApp) (first, last int64) {
-	first, last = math.MaxInt64, math.MinInt64
-	for _, e := range d.events(app) {
-		first, last = min(first, e.ts), max(last, e.ts)
-	}
-	return first, last
-}
-
-// answeredBy is who answers a group list or journey: the app actor for whole-day windows
-// (or bounds beyond all data) without attribute or ud filters, and without severities that
+// answeredBy is who answers a group list or journey: the app actor for windows whose bounds
+// are UTC midnights or cut no day's events in two, without attribute or ud filters, and without severities that
 // narrow handled exceptions (liveSeverities); of another such window, the app actor its whole
 // days and the store the parts of days at its ends ("live+store"), or the store alone when no
 // whole day is left.
@@ -321,13 +312,25 @@ func (d *dataset) answeredBy(app *gApp, q aq) string {
 	if q.filtered() || !q.liveSeverities() {
 		return "store"
 	}
-	first, last := d.span(app)
+	// A bound that is not a UTC midnight cuts its day when the app actor counted an event of
+	// that day outside the window: an issue event (its cells) or a screen event (its journey).
 	day := int64(24 * time.Hour)
+	cuts := func(bound int64, outside func(ts int64) bool) bool {
+		if mod(bound, day) == 0 {
+			return false
+		}
+		for _, e := range d.events(app) {
+			if (e.class != "" || e.screen != "") && e.ts-mod(e.ts, day) == bound-mod(bound, day) && outside(e.ts) {
+				return true
+			}
+		}
+		return false
+	}
 	lo, hi := q.from, q.to
-	if mod(q.from, day) != 0 && q.from > first {
+	if cuts(q.from, func(ts int64) bool { return ts < q.from }) {
 		lo = q.from - mod(q.from, day) + day
 	}
-	if mod(q.to, day) != 0 && q.to <= last {
+	if cuts(q.to, func(ts int64) bool { return ts >= q.to }) {
 		hi = q.to - mod(q.to, day)
 	}
 	switch {
