@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -582,6 +583,13 @@ const walkSQL = "(screen != '' OR " + issueRowsSQL + " AND " + classSQL + " IN (
 // (at any time), plus the events that chose them, ordered by session, timestamp and id, so each
 // session's rows arrive together and a replayed row right after its first copy.
 func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(session uuid.UUID, events []model.WalkEvent) error) error {
+	return s.sessionWalks(ctx, wq, math.MaxInt64, fn)
+}
+
+// sessionWalks is SessionWalks that leaves out the walk events at or after until: the facts of
+// a walk before until do not depend on them, and the time bound lets the sorting key skip the
+// rows after it.
+func (s *Store) sessionWalks(ctx context.Context, wq *model.WalkQuery, until int64, fn func(session uuid.UUID, events []model.WalkEvent) error) error {
 	selSQL, selArgs := walkSQL, []any(nil)
 	if wq.GroupID != "" {
 		selSQL = "(" + issueRowsSQL + " AND group_id = ? AND " + classSQL + " = " + strconv.Itoa(int(wq.Class)) + ")"
@@ -590,8 +598,11 @@ func (s *Store) SessionWalks(ctx context.Context, wq *model.WalkQuery, fn func(s
 	var q query
 	q.sql("SELECT session_id, timestamp, "+idSQL+" AS sid, app_version, app_build, screen, group_id,"+
 		" toUInt8("+classSQL+") AS class, issue_type, issue_file, toUInt8("+walkSQL+") AS walk"+
-		" FROM events WHERE app_id = toUUID(?) AND (", wq.App)
-	q.sql(walkSQL + " OR ")
+		" FROM events WHERE app_id = toUUID(?) AND ", wq.App)
+	if until != math.MaxInt64 {
+		q.sql("timestamp < ? AND time <= toDateTime(?) AND ", until, dateTime(until))
+	}
+	q.sql("(" + walkSQL + " OR ")
 	q.sql(selSQL, selArgs...)
 	q.sql(") AND session_id IN (SELECT session_id FROM events WHERE app_id = toUUID(?)", wq.App)
 	timeWindow(&q, wq.From, wq.To)
@@ -728,7 +739,11 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 	return out, nil
 }
 
-// JourneyFacts walks the sessions of the window (SessionWalks); see sinks.Analytics.
+// JourneyFacts walks the sessions of the window, each up to the window's end (the facts in it
+// follow from the events before it); see sinks.Analytics.
 func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error {
-	return sinks.WalkJourneyFacts(ctx, s.SessionWalks, app, from, to, fn)
+	walks := func(ctx context.Context, q *model.WalkQuery, fn func(uuid.UUID, []model.WalkEvent) error) error {
+		return s.sessionWalks(ctx, q, to, fn)
+	}
+	return sinks.WalkJourneyFacts(ctx, walks, app, from, to, fn)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -75,11 +76,12 @@ func first(xs []string, n int) []string { return xs[:min(n, len(xs))] }
 // testJourneyFacts checks JourneyFacts over the dataset's windows (rows written out of order,
 // some twice).
 func testJourneyFacts(t *testing.T, s AnalyticsStore, d *anaData, w anaWindows) {
-	cases := []struct {
+	type factsCase struct {
 		name string
 		app  uuid.UUID
 		win  [2]int64
-	}{
+	}
+	cases := []factsCase{
 		{"all", d.A, w.full},
 		{"window", d.A, w.mid},
 		{"ties", d.A, w.tie},
@@ -87,6 +89,17 @@ func testJourneyFacts(t *testing.T, s AnalyticsStore, d *anaData, w anaWindows) 
 		{"app B", d.B, w.full},
 		{"zone edges", d.Z, [2]int64{-1 << 62, 1 << 62}},
 	}
+	// A window that ends one nanosecond after its last fact: a store that reads the walks only
+	// up to the window's end must still read that fact's event.
+	last := int64(math.MinInt64)
+	for _, ws := range d.ref.SessionWalks(&model.WalkQuery{App: d.A, From: w.mid[0], To: w.mid[1]}) {
+		for _, f := range model.AppendJourneyFacts(nil, ws) {
+			if ts := f.Event.Timestamp; ts >= w.mid[0] && ts < w.mid[1] {
+				last = max(last, ts)
+			}
+		}
+	}
+	cases = append(cases, factsCase{"ends just after a fact", d.A, [2]int64{w.mid[0], last + 1}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name != "empty window" && len(refFacts(d.ref, c.app, c.win[0], c.win[1])) == 0 {
