@@ -239,3 +239,22 @@ func BenchmarkBigSessionWalks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBigJourneyFacts is the store's part of a journey over the dashboard's window
+// (http/dashboard journey, live+store): JourneyFacts of the half day the window's start cuts,
+// 12:00 to midnight five days ago, as make bench asks it.
+func BenchmarkBigJourneyFacts(b *testing.B) {
+	s := bigStore(b)
+	today := model.BucketStart(time.Now(), model.PlotDays)
+	from, to := today.AddDate(0, 0, -5).Add(12*time.Hour).UnixNano(), today.AddDate(0, 0, -4).UnixNano()
+	run := func(ctx context.Context) error {
+		n := 0
+		err := s.JourneyFacts(ctx, bigApp, from, to, func(*model.JourneyFact) error { n++; return nil })
+		if err == nil && n == 0 {
+			err = fmt.Errorf("no facts in the window")
+		}
+		return err
+	}
+	timeLoop(b, run)
+	logQueries(b, s, run)
+}
