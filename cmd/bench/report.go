@@ -544,6 +544,10 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
 - **live**: the same requests answered from the app actor's memory (` + "`Svc-Answered-By: live`" + `):
   < 1 ms p99, every live row, over 3,000 sequential requests each (-live-requests; the store
   rows time 300, -query-requests).
+- **dashboard window**: the crash group list and the journey over a window shaped like the
+  reference dashboard's, from 12:00:00.002 UTC five days ago to now (DashboardWindow): the app
+  actor answers its whole days and the store the half day its start cuts
+  (` + "`Svc-Answered-By: live+store`" + `); held to the store rows' targets.
 - **node RSS** (f): the peak RSS (sampled every 100 ms) of an embedded node during a flat-out
   load that starts once 100k session actors are live (one-event requests, each a new session;
   ` + "`--session-idle`" + ` long enough that none passivates): < 1 GB (10⁹ bytes).
