@@ -335,10 +335,10 @@ func (a *appActor) exact(from, to int64) (bool, string) {
 		return false, "aggregates not rebuilt"
 	}
 	if a.fromInside(from) {
-		return false, "from is not a UTC day boundary"
+		return false, "from cuts a UTC day's events in two"
 	}
 	if a.toInside(to) {
-		return false, "to is not a UTC day boundary"
+		return false, "to cuts a UTC day's events in two"
 	}
 	return true, ""
 }
@@ -382,11 +382,11 @@ func inWindow(d, from, to int64) bool { return d < to && d+day > from }
 func (a *appActor) answer(q *actorpb.LiveQuery) *actorpb.LiveReply {
 	from, to := q.From, q.To
 	if ok, why := a.exact(from, to); !ok {
-		if !q.Split {
+		if !q.Split || !a.ready {
 			return &actorpb.LiveReply{Reason: why}
 		}
 		if from, to, ok = a.exactPart(from, to); !ok {
-			return &actorpb.LiveReply{Reason: why + ", and the window holds no whole UTC day"}
+			return &actorpb.LiveReply{Reason: why + ", and no whole UTC day of the window is left"}
 		}
 	}
 	r := a.answerExact(q, from, to)
