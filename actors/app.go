@@ -72,11 +72,11 @@ type dayAgg struct {
 // seen widens the day's earliest and latest event time to ts.
 func (g *dayAgg) seen(ts int64) { g.first, g.last = min(g.first, ts), max(g.last, ts) }
 
-// bump adds one to m[k], or takes one away (dropping the key at zero).
-func bump[K comparable](m map[K]uint64, k K, retract bool) {
+// bump adds n to m[k], or takes one away (retract, dropping the key at zero).
+func bump[K comparable](m map[K]uint64, k K, n uint64, retract bool) {
 	switch {
 	case !retract:
-		m[k]++
+		m[k] += n
 	case m[k] <= 1:
 		delete(m, k)
 	default:
@@ -226,10 +226,10 @@ func (a *appActor) Receive(ctx actor.Context) {
 				a.addCell(c)
 			}
 			for _, mv := range m.Moves {
-				a.addMove(mv.From, mv.To, mv.Timestamp, versionOf(mv.Version), mv.Retract)
+				a.addMove(mv.From, mv.To, mv.Timestamp, mv.Timestamp, versionOf(mv.Version), 1, mv.Retract)
 			}
 			for _, is := range m.Issues {
-				a.addIssue(is.Screen, is.GroupId, model.IssueClass(is.Class), is.Title, is.Timestamp, versionOf(is.Version), is.Retract)
+				a.addIssue(is.Screen, is.GroupId, model.IssueClass(is.Class), is.Title, is.Timestamp, is.Timestamp, versionOf(is.Version), 1, is.Retract)
 			}
 		}
 	case *actorpb.LiveQuery:
@@ -293,23 +293,25 @@ func (a *appActor) addCell(c model.IssueCell) {
 	agg.cells[i].Merge(&c)
 }
 
-// addMove counts a session's first move, or takes one back (retract) that a session actor
-// told before and corrected after a batch arrived out of time order.
-func (a *appActor) addMove(from, to string, ts int64, v model.AppVersion, retract bool) {
+// addMove counts n sessions' first move, made from ts to last (one UTC day), or takes one back
+// (retract) that a session actor told before and corrected after a batch arrived out of time
+// order.
+func (a *appActor) addMove(from, to string, ts, last int64, v model.AppVersion, n uint64, retract bool) {
 	agg := a.day(ts)
 	k := moveKey(a.version(v), a.screens.id(from), a.screens.id(to))
-	bump(agg.moves, k, retract)
-	bump(agg.movesAll, k&(1<<48-1), retract)
+	bump(agg.moves, k, n, retract)
+	bump(agg.movesAll, k&(1<<48-1), n, retract)
 	if retract {
 		a.st.Transitions--
 		return
 	}
-	a.st.Transitions++
+	a.st.Transitions += n
 	agg.seen(ts)
+	agg.seen(last)
 }
 
-// addIssue counts an issue on a screen, or takes one back as addMove does.
-func (a *appActor) addIssue(screen, group string, class model.IssueClass, title string, ts int64, v model.AppVersion, retract bool) {
+// addIssue counts n issues on a screen, or takes one back, as addMove does.
+func (a *appActor) addIssue(screen, group string, class model.IssueClass, title string, ts, last int64, v model.AppVersion, n uint64, retract bool) {
 	if model.JourneyKind(class) == "" {
 		return
 	}
@@ -319,11 +321,12 @@ func (a *appActor) addIssue(screen, group string, class model.IssueClass, title 
 	}
 	agg := a.day(ts)
 	k := issueKey{a.version(v), a.screens.id(screen), g, class}
-	bump(agg.issues, k, retract)
+	bump(agg.issues, k, n, retract)
 	k.version = 0
-	bump(agg.issuesAll, k, retract)
+	bump(agg.issuesAll, k, n, retract)
 	if !retract {
 		agg.seen(ts)
+		agg.seen(last)
 	}
 }
 
@@ -523,9 +526,9 @@ func (a *appActor) rebuild(ready bool) *actorpb.RebuildReply {
 	err = a.store.JourneyFacts(ctx, a.app, RebuildWindow[0], RebuildWindow[1], func(f *model.JourneyFact) error {
 		e := &f.Event
 		if f.IsMove() {
-			a.addMove(f.From, e.Screen, e.Timestamp, e.Version, false)
+			a.addMove(f.From, e.Screen, e.Timestamp, f.LastTime(), e.Version, f.Count(), false)
 		} else {
-			a.addIssue(f.From, e.GroupID, e.Class, e.Title, e.Timestamp, e.Version, false)
+			a.addIssue(f.From, e.GroupID, e.Class, e.Title, e.Timestamp, f.LastTime(), e.Version, f.Count(), false)
 		}
 		return nil
 	})

@@ -205,13 +205,30 @@ func JourneyKind(c IssueClass) string {
 // event Event (Event.GroupID set, a class with a JourneyKind) that happened on screen From (""
 // when no screen was shown yet). Stores keep a session's facts so that a journey over a window
 // reads only the facts in it instead of walking every session again.
+//
+// A store that keeps facts summed (ClickHouse's journey rollups) passes one JourneyFact for N
+// facts that are equal but for their events' times and ids, all in one UTC day: Event.Timestamp
+// is then the earliest of those times and Last the latest. A single fact has N 0 (Count 1).
 type JourneyFact struct {
 	From  string
 	Event WalkEvent
+	N     uint64
+	Last  int64
 }
 
 // IsMove says whether f is a move (else it is an issue).
 func (f *JourneyFact) IsMove() bool { return f.Event.Screen != "" }
+
+// Count is how many facts f stands for.
+func (f *JourneyFact) Count() uint64 { return max(f.N, 1) }
+
+// LastTime is the latest event time of the facts f stands for.
+func (f *JourneyFact) LastTime() int64 {
+	if f.N == 0 {
+		return f.Event.Timestamp
+	}
+	return f.Last
+}
 
 // AppendFacts walks on over events (ascending by time, all after those walked so far) and
 // appends their facts to out: each first move with the event that made it, and each issue with
@@ -239,13 +256,13 @@ func AppendJourneyFacts(out []JourneyFact, events []WalkEvent) []JourneyFact {
 	return w.AppendFacts(out, events)
 }
 
-// AddFact counts one fact in g (AddTransition or AddIssue).
+// AddFact counts f (f.Count() facts) in g (AddTransitions or AddIssues).
 func (g *JourneyGraph) AddFact(f *JourneyFact) {
 	if f.IsMove() {
-		g.AddTransition(f.From, f.Event.Screen)
+		g.AddTransitions(f.From, f.Event.Screen, f.Count())
 		return
 	}
-	g.AddIssue(f.From, JourneyKind(f.Event.Class), f.Event.GroupID, f.Event.Title)
+	g.AddIssues(f.From, JourneyKind(f.Event.Class), f.Event.GroupID, f.Event.Title, f.Count())
 }
 
 // AddSessionWalk adds one session's moves and issues that keep accepts to g. With group set,

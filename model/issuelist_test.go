@@ -239,3 +239,43 @@ func TestJourneyFacts(t *testing.T) {
 		t.Errorf("walk keeps %d edges", len(w.Edges))
 	}
 }
+
+// TestJourneyFactCount: a summed fact (N set, as ClickHouse's rollups pass) counts N in both
+// journey builders, a single one (N 0) counts one.
+func TestJourneyFactCount(t *testing.T) {
+	move := func(n uint64) JourneyFact {
+		return JourneyFact{From: "A", Event: WalkEvent{Timestamp: 10, Screen: "B"}, N: n, Last: 20}
+	}
+	crash := func(n uint64) JourneyFact {
+		return JourneyFact{From: "B", Event: WalkEvent{Timestamp: 10, GroupID: "g", Class: ClassCrash, Title: "t"}, N: n, Last: 30}
+	}
+	for _, c := range []struct {
+		facts        []JourneyFact
+		links, crash uint64
+	}{
+		{[]JourneyFact{move(0), crash(0)}, 1, 1},
+		{[]JourneyFact{move(3), crash(5)}, 3, 5},
+		{[]JourneyFact{move(3), move(0), crash(2), crash(0)}, 4, 3},
+	} {
+		g, jc := NewJourneyGraph(), NewJourneyCounts(2, 2)
+		for i := range c.facts {
+			g.AddFact(&c.facts[i])
+			jc.AddFact(&c.facts[i])
+		}
+		for name, j := range map[string]JourneyJSON{"JourneyGraph": g.Graph(false), "JourneyCounts": jc.Graph(false)} {
+			var links uint64
+			for _, l := range j.Links {
+				links += l.Value
+			}
+			if links != c.links || j.TotalIssues != c.crash {
+				t.Errorf("%s of %d facts: %d moves, %d issues; want %d, %d", name, len(c.facts), links, j.TotalIssues, c.links, c.crash)
+			}
+		}
+	}
+	if f := move(0); f.Count() != 1 || f.LastTime() != 10 {
+		t.Errorf("a single fact: Count %d, LastTime %d; want 1, 10", f.Count(), f.LastTime())
+	}
+	if f := move(3); f.Count() != 3 || f.LastTime() != 20 {
+		t.Errorf("a summed fact: Count %d, LastTime %d; want 3, 20", f.Count(), f.LastTime())
+	}
+}

@@ -42,13 +42,13 @@ func (c *JourneyCounts) AddLink(from, to string, n uint64) {
 	c.edges = append(c.edges, journeyEdgeCount{from: c.sc.id(from), to: c.sc.id(to), n: n})
 }
 
-// AddFact counts one fact, as JourneyGraph.AddFact.
+// AddFact counts f (f.Count() facts), as JourneyGraph.AddFact.
 func (c *JourneyCounts) AddFact(f *JourneyFact) {
 	if f.IsMove() {
-		c.AddLink(f.From, f.Event.Screen, 1)
+		c.AddLink(f.From, f.Event.Screen, f.Count())
 		return
 	}
-	c.AddIssue(f.From, JourneyKind(f.Event.Class), f.Event.GroupID, f.Event.Title, 1)
+	c.AddIssue(f.From, JourneyKind(f.Event.Class), f.Event.GroupID, f.Event.Title, f.Count())
 }
 
 // AddIssue counts n issue events of a group on a screen (JourneyGraph.AddIssues).

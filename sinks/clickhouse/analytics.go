@@ -738,12 +738,3 @@ func (s *Store) PathSessions(ctx context.Context, app uuid.UUID, class model.Iss
 	}
 	return out, nil
 }
-
-// JourneyFacts walks the sessions of the window, each up to the window's end (the facts in it
-// follow from the events before it); see sinks.Analytics.
-func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error {
-	walks := func(ctx context.Context, q *model.WalkQuery, fn func(uuid.UUID, []model.WalkEvent) error) error {
-		return s.sessionWalks(ctx, q, to, fn)
-	}
-	return sinks.WalkJourneyFacts(ctx, walks, app, from, to, fn)
-}

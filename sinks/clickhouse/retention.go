@@ -54,6 +54,27 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 		if err := s.conn.Exec(ctx, "ALTER TABLE "+r.table+" DELETE WHERE app_id = toUUID(?) AND "+r.ts+" < ?", appID, cut); err != nil {
 			return fmt.Errorf("clickhouse: delete %s of app %s: %w", r.table, appID, err)
 		}
+		if r.table == "events" {
+			if err := s.dropJourneyBuilds(ctx, appID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropJourneyBuilds marks every journey day of the app (the deleted events change the facts
+// of the days after them; journey.go), after the mutation that deletes them is scheduled, and
+// deletes the app's builds so far, which the mark ends.
+func (s *Store) dropJourneyBuilds(ctx context.Context, appID uuid.UUID) error {
+	at := s.now().UnixNano()
+	if err := s.writeMarks(ctx, []journeyMark{{app: appID, day: math.MinInt64}}); err != nil {
+		return err
+	}
+	for _, table := range []string{"journey_builds", "journey_days"} {
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE app_id = toUUID(?) AND built < ?", appID, at); err != nil {
+			return fmt.Errorf("clickhouse: delete journey builds of app %s: %w", appID, err)
+		}
 	}
 	return nil
 }

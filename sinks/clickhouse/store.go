@@ -47,6 +47,16 @@ type Store struct {
 
 	// pending is the reason calls are refused while the schema is not migrated (nil once it is).
 	pending atomic.Pointer[error]
+
+	marks journeyMarks     // the journey marks written lately (journey.go)
+	clock func() time.Time // time.Now; tests move it on
+}
+
+func (s *Store) now() time.Time {
+	if s.clock != nil {
+		return s.clock()
+	}
+	return time.Now()
 }
 
 var _ sinks.EventStore = (*Store)(nil)
@@ -216,7 +226,8 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 	if err := s.insert(ctx, "events", c.cols()); err != nil {
 		return fmt.Errorf("clickhouse: write %d events: %w", len(events), err)
 	}
-	return nil
+	// After the insert: a journey build that starts after the mark reads the events.
+	return s.markJourneys(ctx, events)
 }
 
 // WriteSpans stores spans in one INSERT; see sinks.EventStore.

@@ -1,0 +1,138 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+)
+
+func TestDays(t *testing.T) {
+	d := dayNanos
+	for _, c := range []struct{ ts, floor, ceil int64 }{
+		{0, 0, 0},
+		{1, 0, d},
+		{d - 1, 0, d},
+		{d, d, d},
+		{-1, -d, 0},
+		{-d, -d, -d},
+		// Clamped to ±dayLimit first: no overflow, and the ends of a window beyond them are walked.
+		{math.MaxInt64, floorDay(dayLimit), floorDay(dayLimit) + d},
+		{math.MinInt64, floorDay(-dayLimit), floorDay(-dayLimit)},
+	} {
+		if f, c2 := floorDay(c.ts), ceilDay(c.ts); f != c.floor || c2 != c.ceil {
+			t.Errorf("floorDay, ceilDay(%d) = %d, %d; want %d, %d", c.ts, f, c2, c.floor, c.ceil)
+		}
+	}
+}
+
+// TestJourneyRollups follows when a build of journey rollups holds, on a clock the test sets:
+// each step writes or asks at a time, then checks the answer against a walk of the events and
+// which days a build holds for.
+func TestJourneyRollups(t *testing.T) {
+	s := migrated(t)
+	var now time.Time
+	s.clock = func() time.Time { return now }
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	day0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	day := func(i int) int64 { return day0 + int64(i)*dayNanos }
+	app := uuid.New()
+	sessions := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	screens := []string{"Home", "List", "Detail", "Settings"}
+	n := 0
+	// screenEvents makes k screen events of each session from ts on, a minute apart.
+	screenEvents := func(ts int64, k int) []model.Event {
+		var out []model.Event
+		for si, s := range sessions {
+			for i := range k {
+				n++
+				out = append(out, model.Event{ID: uuid.New(), AppID: app, SessionID: s, Type: "screen_view",
+					Timestamp: ts + int64(i)*int64(time.Minute) + int64(si),
+					Attribute: model.Attributes{AppVersion: "1.0", AppBuild: "1"},
+					Facts:     model.EventFacts{Screen: screens[(n*7+si)%len(screens)]}})
+			}
+		}
+		return out
+	}
+	from, to := day(0), day(3)
+	type step struct {
+		name   string
+		at     time.Duration // after t0
+		write  []model.Event
+		held   [][2]int64 // the whole days a build holds for after the step, as spans
+		marked bool       // a write's mark is written
+	}
+	all := [][2]int64{{from, to}}
+	steps := []step{
+		{name: "written", at: 0, write: append(screenEvents(day(0)+int64(time.Hour), 20), screenEvents(day(1)+int64(23*time.Hour), 90)...), marked: true},
+		{name: "asked a minute later: built", at: time.Minute, held: all},
+		{name: "asked again: read", at: 2 * time.Minute, held: all},
+		{name: "late rows of day 2", at: 3 * time.Minute, write: screenEvents(day(2)+int64(time.Hour), 3), held: [][2]int64{{from, day(2)}}, marked: true},
+		{name: "asked: day 2 built again", at: 4 * time.Minute, held: all},
+		{name: "rows of day 1", at: 5 * time.Minute, write: screenEvents(day(1)+int64(time.Hour), 2), held: [][2]int64{{from, day(1)}}, marked: true},
+		{name: "asked within the margin: its build is not used", at: 5*time.Minute + 8*time.Second, held: [][2]int64{{from, day(1)}}},
+		{name: "rows of day 2 within 10 s of the mark of day 1: no mark", at: 5*time.Minute + 9*time.Second, write: screenEvents(day(2)+int64(2*time.Hour), 1), held: [][2]int64{{from, day(1)}}},
+		{name: "rows of day 0 within 10 s: an earlier day, marked", at: 5*time.Minute + 9500*time.Millisecond, write: screenEvents(day(0)+int64(2*time.Hour), 1), marked: true},
+		{name: "asked a minute later: built", at: 7 * time.Minute, held: all},
+	}
+	for _, st := range steps {
+		now = t0.Add(st.at)
+		if st.write != nil {
+			if err := s.WriteEvents(ctxT(t), st.write); err != nil {
+				t.Fatalf("%s: WriteEvents: %v", st.name, err)
+			}
+			var marks uint64
+			if err := s.conn.QueryRow(ctxT(t), "SELECT count() FROM journey_dirty WHERE app_id = toUUID(?) AND at = ?",
+				app, uint64(now.UnixNano())).Scan(&marks); err != nil {
+				t.Fatal(err)
+			}
+			if (marks > 0) != st.marked {
+				t.Errorf("%s: marked %v, want %v", st.name, marks > 0, st.marked)
+			}
+		} else {
+			got, want := factCounts(t, s.JourneyFacts, app, from, to), factCounts(t, s.walkFacts, app, from, to)
+			if len(want) == 0 || !maps.Equal(got, want) {
+				t.Fatalf("%s: JourneyFacts\n got %v\nwant %v", st.name, got, want)
+			}
+		}
+		plan, err := s.journeyPlan(ctxT(t), app, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held [][2]int64
+		for _, sp := range plan {
+			switch n := len(held); {
+			case sp.built == 0:
+			case n > 0 && held[n-1][1] == sp.from:
+				held[n-1][1] = sp.to
+			default:
+				held = append(held, [2]int64{sp.from, sp.to})
+			}
+		}
+		if fmt.Sprint(held) != fmt.Sprint(st.held) {
+			t.Errorf("%s: a build holds for %v, want %v", st.name, held, st.held)
+		}
+	}
+}
+
+type factsFunc func(ctx context.Context, app uuid.UUID, from, to int64, fn func(*model.JourneyFact) error) error
+
+// factCounts counts facts by their move or issue and version.
+func factCounts(t *testing.T, facts factsFunc, app uuid.UUID, from, to int64) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	err := facts(ctxT(t), app, from, to, func(f *model.JourneyFact) error {
+		out[fmt.Sprintf("%s %q→%q %s/%d", f.Event.Version, f.From, f.Event.Screen, f.Event.GroupID, f.Event.Class)] += f.Count()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
