@@ -22,6 +22,13 @@ import (
 // Messages for an identity go to its owner's router, with the kind and identity in headers; the
 // router hands them to the actor, activating one when there is none.
 //
+// An identity has at most one actor on a member at a time. An actor stopped (passivated, moved
+// by a rehash) first handles the messages queued for it before its stop; messages for its
+// identity that come meanwhile wait in the router, and go to a new actor once the old one has
+// stopped (and saved its state): spawning the new one at once would let both run side by side,
+// the new one handling later messages before the old one's queued ones, and reading the state
+// before the old one saved it.
+//
 // Why not protoactor's placement (disthash's partition actor, reached with cluster.Request):
 // other members cache the PID of an activation, and nothing clears those caches when it
 // passivates, so a message sent afterwards from another member is dropped without an error (a
@@ -48,8 +55,16 @@ type kindState struct {
 }
 
 type shard struct {
-	mu   sync.Mutex
-	pids map[string]*actor.PID
+	mu       sync.Mutex
+	pids     map[string]*actor.PID
+	stopping map[string]*stopping // identities whose actor here is stopping, made on first use
+}
+
+// stopping is an identity's actor that was told to stop and has not stopped yet, and the
+// messages for the identity that came since, in arrival order, for the actor after it.
+type stopping struct {
+	pid  *actor.PID
+	held []any
 }
 
 var seed = maphash.MakeSeed()
@@ -112,27 +127,77 @@ func (r *router) forward(owner string, kind actors.Kind, identity string, msg an
 	})
 }
 
-// deliver hands msg to the identity's actor on this member, spawning it when there is none.
-// The shard lock orders messages with activation and passivation. An actor spawned for an
-// identity this member does not own (owned false) gets the messages that follow too, in order,
-// until strayCheck later: if this member does not own it by then either, it stops as on a rehash.
+// deliver hands msg to the identity's actor on this member, spawning it when there is none,
+// or holds it while the identity's previous actor is still stopping (see stopped). The shard
+// lock orders messages with activation and passivation. An actor spawned for an identity this
+// member does not own (owned false) gets the messages that follow too, in order, until
+// strayCheck later: if this member does not own it by then either, it stops as on a rehash.
 func (r *router) deliver(ks *kindState, identity string, msg any, sender *actor.PID, owned bool) {
+	if sender != nil {
+		msg = &actor.MessageEnvelope{Message: msg, Sender: sender}
+	}
 	sh := ks.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	pid, ok := sh.pids[identity]
 	if !ok {
-		ci := &cluster.ClusterIdentity{Kind: string(ks.kind), Identity: identity}
-		pid = r.c.sys.AS.Root.SpawnPrefix(cluster.WithClusterIdentity(ks.props, ci), string(ks.kind)+"/"+identity)
-		sh.pids[identity] = pid
-		if !owned {
-			time.AfterFunc(r.c.strayCheck(), func() { r.recheck(ks, identity, pid) })
+		if st := sh.stopping[identity]; st != nil {
+			st.held = append(st.held, msg)
+			return
 		}
-	}
-	if sender != nil {
-		msg = &actor.MessageEnvelope{Message: msg, Sender: sender}
+		pid = r.spawnLocked(ks, sh, identity, owned)
 	}
 	r.c.sys.AS.Root.Send(pid, msg)
+}
+
+// spawnLocked starts the identity's actor on this member; called with sh.mu held, when the
+// identity has neither a live nor a stopping actor here.
+func (r *router) spawnLocked(ks *kindState, sh *shard, identity string, owned bool) *actor.PID {
+	ci := &cluster.ClusterIdentity{Kind: string(ks.kind), Identity: identity}
+	pid := r.c.sys.AS.Root.SpawnPrefix(cluster.WithClusterIdentity(ks.props, ci), string(ks.kind)+"/"+identity)
+	sh.pids[identity] = pid
+	if !owned {
+		time.AfterFunc(r.c.strayCheck(), func() { r.recheck(ks, identity, pid) })
+	}
+	return pid
+}
+
+// stopLocked drops the identity's live actor pid from the shard and records it as stopping;
+// the caller then poisons it, with sh.mu still held. Messages for the identity are held from
+// now until pid has stopped.
+func (sh *shard) stopLocked(identity string, pid *actor.PID) {
+	delete(sh.pids, identity)
+	if sh.stopping == nil {
+		sh.stopping = map[string]*stopping{}
+	}
+	sh.stopping[identity] = &stopping{pid: pid}
+}
+
+// stopped is called by the identity's actor pid when it has stopped (after its last message and
+// its own Stopping and Stopped handling): the messages held meanwhile go, in order, to a new
+// actor. Whether this member owns the identity is asked again now; an actor for one it no
+// longer owns stops after strayCheck, as in deliver.
+func (r *router) stopped(kind actors.Kind, identity string, pid *actor.PID) {
+	ks := r.c.kinds[kind]
+	sh := ks.shard(identity)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
+		delete(sh.pids, identity) // it stopped on its own: the next message activates a new one
+	}
+	st := sh.stopping[identity]
+	if st == nil || !st.pid.Equal(pid) {
+		return
+	}
+	delete(sh.stopping, identity)
+	if len(st.held) == 0 {
+		return
+	}
+	owner := r.c.owner(kind, identity)
+	next := r.spawnLocked(ks, sh, identity, owner == "" || owner == r.c.cfg.Addr)
+	for _, msg := range st.held {
+		r.c.sys.AS.Root.Send(next, msg)
+	}
 }
 
 // recheck stops pid, the actor of identity, after its queued messages if another member owns
@@ -146,7 +211,7 @@ func (r *router) recheck(ks *kindState, identity string, pid *actor.PID) {
 		return
 	}
 	if owner := r.c.owner(ks.kind, identity); owner != "" && owner != r.c.cfg.Addr {
-		delete(sh.pids, identity)
+		sh.stopLocked(identity, pid)
 		r.c.sys.AS.Root.Poison(pid)
 	}
 }
@@ -157,14 +222,15 @@ func (r *router) recheck(ks *kindState, identity string, pid *actor.PID) {
 func (c *Cluster) strayCheck() time.Duration { return 3 * c.cfg.MemberRefresh }
 
 // passivate drops the identity's entry if it still names pid, then stops pid after the messages
-// already queued for it; deliveries hold the same lock, so none slips between the two.
+// already queued for it; deliveries hold the same lock, so none slips between the two, and
+// those that come before pid has stopped wait for the next actor (stopped).
 func (r *router) passivate(kind actors.Kind, identity string, pid *actor.PID) {
 	ks := r.c.kinds[kind]
 	sh := ks.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
-		delete(sh.pids, identity)
+		sh.stopLocked(identity, pid)
 	}
 	r.c.sys.AS.Root.Poison(pid)
 }
@@ -179,7 +245,7 @@ func (r *router) rehash() {
 			sh.mu.Lock()
 			for id, pid := range sh.pids {
 				if owner := r.c.owner(ks.kind, id); owner != r.c.cfg.Addr {
-					delete(sh.pids, id)
+					sh.stopLocked(id, pid)
 					r.c.sys.AS.Root.Poison(pid)
 					moved++
 				}
@@ -200,8 +266,8 @@ func (r *router) stopAll(deadline time.Time) int {
 			sh := &ks.shards[i]
 			sh.mu.Lock()
 			for id, pid := range sh.pids {
+				sh.stopLocked(id, pid)
 				futures = append(futures, r.c.sys.AS.Root.PoisonFuture(pid))
-				delete(sh.pids, id)
 			}
 			sh.mu.Unlock()
 		}
@@ -217,12 +283,15 @@ func (r *router) stopAll(deadline time.Time) int {
 
 // activation is the actor of a cluster kind: it learns its identity from the context (set by
 // cluster.WithClusterIdentity before Started) and makes the producer's actor with it, then
-// passes it every message but protoactor's ClusterInit.
+// passes it every message but protoactor's ClusterInit. Once stopped it tells the router, which
+// then lets the identity's next actor start.
 type activation struct {
-	kind    actors.Kind
-	produce actors.Producer
-	router  *router
-	inner   actor.Actor
+	kind     actors.Kind
+	produce  actors.Producer
+	router   *router
+	inner    actor.Actor
+	identity string
+	self     *actor.PID
 }
 
 func (a *activation) Receive(ctx actor.Context) {
@@ -231,7 +300,14 @@ func (a *activation) Receive(ctx actor.Context) {
 		if a.inner == nil {
 			identity := cluster.GetClusterIdentity(ctx).Identity
 			self := ctx.Self()
+			a.identity, a.self = identity, self
 			a.inner = a.produce(identity, func() { a.router.passivate(a.kind, identity, self) })
+		}
+	case *actor.Stopped:
+		if a.self != nil {
+			// After the inner actor's own Stopped (deferred), and even when it panics there:
+			// the identity's held messages must not wait for good.
+			defer a.router.stopped(a.kind, a.identity, a.self)
 		}
 	case *cluster.ClusterInit:
 		return
