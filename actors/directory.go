@@ -37,14 +37,26 @@ type Directory interface {
 }
 
 // Producer makes the actor for an identity. passivate removes it from the directory and stops
-// it after the messages already in its mailbox; actors call it when idle.
+// it after the messages already in its mailbox; actors call it when idle. The identity's next
+// actor starts only once this one has stopped (and saved its state on Stopping): messages for
+// it that come meanwhile wait in the directory, in order.
 type Producer func(identity string, passivate func()) actor.Actor
 
 const dirShards = 64
 
 type dirShard struct {
-	mu   sync.Mutex
-	pids map[string]*actor.PID
+	mu       sync.Mutex
+	pids     map[string]*actor.PID
+	stopping map[string]*stoppingActor // identities whose actor is stopping, made on first use
+}
+
+// stoppingActor is an identity's actor told to stop that has not stopped yet, and the messages
+// for the identity since, in arrival order, for the actor after it. Spawning that one at once
+// would run both side by side: later messages handled before the old actor's queued ones, and
+// the state read before the old actor saved it.
+type stoppingActor struct {
+	pid  *actor.PID
+	held []any
 }
 
 // dirKind is what the directory keeps per kind: its live actors by identity, its producer, and
@@ -117,11 +129,23 @@ func identityOf(name string) string {
 	return name[:strings.LastIndexByte(name, '#')]
 }
 
-// pidLocked returns the live actor of identity, spawning it when needed; called with sh.mu held.
-func (d *LocalDirectory) pidLocked(sh *dirShard, kind Kind, identity string) *actor.PID {
-	if pid, ok := sh.pids[identity]; ok {
-		return pid
+// sendLocked sends msg to the live actor of identity, spawning it when there is none, or holds
+// msg while the identity's previous actor is still stopping (stopped); called with sh.mu held.
+func (d *LocalDirectory) sendLocked(sh *dirShard, kind Kind, identity string, msg any) {
+	pid, ok := sh.pids[identity]
+	if !ok {
+		if st := sh.stopping[identity]; st != nil {
+			st.held = append(st.held, msg)
+			return
+		}
+		pid = d.spawnLocked(sh, kind, identity)
 	}
+	d.system.Root.Send(pid, msg)
+}
+
+// spawnLocked starts the actor of identity; called with sh.mu held, when identity has neither
+// a live nor a stopping actor.
+func (d *LocalDirectory) spawnLocked(sh *dirShard, kind Kind, identity string) *actor.PID {
 	self, err := d.system.Root.SpawnNamed(d.kinds[kind].props, d.nameOf(identity))
 	if err != nil {
 		panic(err) // names are unique (nameOf); as Root.Spawn does
@@ -130,9 +154,44 @@ func (d *LocalDirectory) pidLocked(sh *dirShard, kind Kind, identity string) *ac
 	return self
 }
 
+// stopLocked drops identity's live actor pid and records it as stopping; the caller poisons
+// it with sh.mu still held. Messages for identity are held until pid has stopped.
+func (sh *dirShard) stopLocked(identity string, pid *actor.PID) {
+	delete(sh.pids, identity)
+	if sh.stopping == nil {
+		sh.stopping = map[string]*stoppingActor{}
+	}
+	sh.stopping[identity] = &stoppingActor{pid: pid}
+}
+
+// stopped is called once the activation pid has stopped: the messages held for its identity
+// meanwhile go, in order, to a new actor.
+func (dk *dirKind) stopped(pid *actor.PID) {
+	identity := identityOf(pid.Id)
+	sh := dk.shard(identity)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
+		delete(sh.pids, identity) // it stopped on its own: the next message activates a new one
+	}
+	st := sh.stopping[identity]
+	if st == nil || !st.pid.Equal(pid) {
+		return
+	}
+	delete(sh.stopping, identity)
+	if len(st.held) == 0 {
+		return
+	}
+	next := dk.d.spawnLocked(sh, dk.kind, identity)
+	for _, msg := range st.held {
+		dk.d.system.Root.Send(next, msg)
+	}
+}
+
 // activation is the actor the directory spawns: it learns its identity from its process name
 // and makes the producer's actor when it starts (again after a restart, as protoactor makes a
-// new actor from the Props then), and passes it every message.
+// new actor from the Props then), and passes it every message. Once stopped it tells the
+// directory, which then lets the identity's next actor start.
 type activation struct {
 	k     *dirKind
 	self  *actor.PID
@@ -144,18 +203,24 @@ func (a *activation) Receive(ctx actor.Context) {
 		a.self = ctx.Self()
 		a.inner = a.k.produce(identityOf(a.self.Id), a.passivate)
 	}
+	if _, ok := ctx.Message().(*actor.Stopped); ok {
+		// After the inner actor's own Stopped, even when it panics there: the identity's held
+		// messages must not wait for good.
+		defer a.k.stopped(a.self)
+	}
 	a.inner.Receive(ctx)
 }
 
 // passivate drops the identity's entry if it still names this actor, then stops it after the
-// messages already queued for it. Tells hold the same lock, so none slips between the two.
+// messages already queued for it. Tells hold the same lock, so none slips between the two, and
+// those that come before it has stopped wait for the next actor (stopped).
 func (a *activation) passivate() {
 	identity := identityOf(a.self.Id)
 	sh := a.k.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if cur, ok := sh.pids[identity]; ok && cur.Equal(a.self) {
-		delete(sh.pids, identity)
+		sh.stopLocked(identity, a.self)
 	}
 	a.k.d.system.Root.Poison(a.self)
 }
@@ -164,7 +229,7 @@ func (a *activation) passivate() {
 func (d *LocalDirectory) Tell(kind Kind, identity string, msg proto.Message) {
 	sh := d.shard(kind, identity)
 	sh.mu.Lock()
-	d.system.Root.Send(d.pidLocked(sh, kind, identity), msg)
+	d.sendLocked(sh, kind, identity, msg)
 	sh.mu.Unlock()
 }
 
@@ -178,8 +243,9 @@ func (d *LocalDirectory) Request(ctx context.Context, kind Kind, identity string
 		}
 	}
 	sh := d.shard(kind, identity)
+	f := actor.NewFuture(d.system, timeout) // as Root.RequestFuture, but the request may be held
 	sh.mu.Lock()
-	f := d.system.Root.RequestFuture(d.pidLocked(sh, kind, identity), msg, timeout)
+	d.sendLocked(sh, kind, identity, &actor.MessageEnvelope{Message: msg, Sender: f.PID()})
 	sh.mu.Unlock()
 	res, err := f.Result()
 	if err != nil {
@@ -235,8 +301,8 @@ func (d *LocalDirectory) StopAll(timeout time.Duration) {
 		for i := range sh {
 			sh[i].mu.Lock()
 			for id, pid := range sh[i].pids {
+				sh[i].stopLocked(id, pid)
 				futures = append(futures, d.system.Root.PoisonFuture(pid))
-				delete(sh[i].pids, id)
 			}
 			sh[i].mu.Unlock()
 		}
