@@ -20,6 +20,10 @@ var journeyKinds = map[string]map[string]bool{
 	"lifecycle_swift_ui":        {"on_appear": true},
 }
 
+// ScreenTypes are the event types FactsOf can find a screen in: screen_view and the kinds of
+// journeyKinds. Stores narrow their reads of walk events to these types (and issues').
+var ScreenTypes = []string{"screen_view", "lifecycle_activity", "lifecycle_fragment", "lifecycle_view_controller", "lifecycle_swift_ui"}
+
 // SessionFacts are what a session keeps of one event: the screen it shows, whether it is a
 // crash or an ANR, and a foreground change.
 type SessionFacts struct {

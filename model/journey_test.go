@@ -30,3 +30,34 @@ func TestFactsOf(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenTypes: every type FactsOf finds a screen in is in ScreenTypes, which stores narrow
+// their walk reads to; a payload that names a screen every way finds none in other types.
+func TestScreenTypes(t *testing.T) {
+	const payload = `{"name":"S","type":"resumed","class_name":"S"}`
+	types := []string{"screen_view", "exception", "anr", "lifecycle_app", "gesture_click", "http", "custom", "cold_launch", "navigation"}
+	for k, values := range journeyKinds {
+		for v := range values {
+			if FactsOf(&Event{Type: k, Payload: []byte(`{"type":"` + v + `","class_name":"S"}`)}).Screen != "S" {
+				t.Errorf("%s %s: no screen", k, v)
+			}
+		}
+		types = append(types, k)
+	}
+	for _, typ := range types {
+		e := &Event{Type: typ, Payload: []byte(payload)}
+		if k := journeyKinds[typ]; k != nil {
+			for v := range k {
+				e.Payload = []byte(`{"type":"` + v + `","class_name":"S"}`)
+				break
+			}
+		}
+		listed := false
+		for _, s := range ScreenTypes {
+			listed = listed || s == typ
+		}
+		if got := FactsOf(e).Screen != ""; got != listed {
+			t.Errorf("%s: a screen found %v, in ScreenTypes %v", typ, got, listed)
+		}
+	}
+}

@@ -574,8 +574,11 @@ func (s *Store) each(ctx context.Context, q *query, fn func(scan func(...any) er
 	return rows.Err()
 }
 
-// walkSQL selects walk events: screen events, and crash and ANR events with a group.
-const walkSQL = "(screen != '' OR " + issueRowsSQL + " AND " + classSQL + " IN (1, 2))"
+// walkSQL selects walk events: screen events, and crash and ANR events with a group. The types
+// that can have either come first: type is second in the sorting key, so ClickHouse skips the
+// granules of every other type (samples, gestures, requests: 40 % of a typical app's rows).
+var walkSQL = "(type IN ('" + strings.Join(append(slices.Clone(model.ScreenTypes), "exception", "anr"), "', '") + "')" +
+	" AND (screen != '' OR group_id != '' AND " + classSQL + " IN (1, 2)))"
 
 // SessionWalks streams the walk events of the selected sessions; see sinks.Analytics.
 //
