@@ -18,6 +18,7 @@ package clickhouse
 // still be read.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -130,12 +131,12 @@ func (s *Store) writeMarks(ctx context.Context, marks []journeyMark) error {
 // daySpan is the whole days [from, to), and the build that holds for them (0: none).
 type daySpan struct{ from, to, built int64 }
 
-// journeyPlan splits the whole days [d0, d1) into spans a build holds for (built set) and
-// spans to walk (built 0), adjacent ones merged.
-func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, d0, d1 int64) ([]daySpan, error) {
+// journeyBuilds reads the app's builds, the rest of the query (conditions, order) after the app.
+func (s *Store) journeyBuilds(ctx context.Context, app uuid.UUID, rest string, args ...any) ([]daySpan, error) {
 	var builds []daySpan
 	var q query
-	q.sql("SELECT from_day, to_day, built FROM journey_builds WHERE app_id = toUUID(?) AND from_day < ? AND to_day > ?", app, d1, d0)
+	q.sql("SELECT from_day, to_day, built FROM journey_builds WHERE app_id = toUUID(?)", app)
+	q.sql(rest, args...)
 	err := s.each(ctx, &q, func(scan func(...any) error) error {
 		var b daySpan
 		if err := scan(&b.from, &b.to, &b.built); err != nil {
@@ -147,12 +148,22 @@ func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, d0, d1 int64) ([
 	if err != nil {
 		return nil, fmt.Errorf("builds: %w", err)
 	}
+	return builds, nil
+}
+
+// journeyPlan splits the whole days [d0, d1) into spans a build holds for (built set) and
+// spans to walk (built 0), adjacent ones merged.
+func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, d0, d1 int64) ([]daySpan, error) {
+	builds, err := s.journeyBuilds(ctx, app, " AND from_day < ? AND to_day > ?", d1, d0)
+	if err != nil {
+		return nil, err
+	}
 	type mark struct {
 		day int64
 		at  uint64
 	}
 	var marks []mark
-	q = query{}
+	var q query
 	q.sql("SELECT day, max(at) FROM journey_dirty WHERE app_id = toUUID(?) AND day < ? GROUP BY day ORDER BY day", app, d1)
 	err = s.each(ctx, &q, func(scan func(...any) error) error {
 		var m mark
@@ -388,4 +399,54 @@ func (s *Store) writeBuild(ctx context.Context, app uuid.UUID, built int64, stal
 		return fmt.Errorf("clickhouse: journey build of app %s: %w", app, err)
 	}
 	return nil
+}
+
+// pruneJourneyBuilds deletes the app's journey builds that newer ones cover day for day: the
+// latest build of a day is the one read, and an older one holds for no day the newer one does
+// not (a mark late enough to end the newer ends it too). Each query that walks whole days
+// writes a build, so without this they would pile up; retention (DeleteBefore) calls it. One
+// mutation per table, and none when nothing is superseded.
+func (s *Store) pruneJourneyBuilds(ctx context.Context, app uuid.UUID) error {
+	fail := func(err error) error { return fmt.Errorf("clickhouse: prune journey builds of app %s: %w", app, err) }
+	builds, err := s.journeyBuilds(ctx, app, " ORDER BY built DESC")
+	if err != nil {
+		return fail(err)
+	}
+	var covered [][2]int64 // the days newer builds cover, sorted, merged
+	var old []int64
+	for _, b := range builds {
+		if slices.ContainsFunc(covered, func(c [2]int64) bool { return c[0] <= b.from && b.to <= c[1] }) {
+			old = append(old, b.built)
+			continue
+		}
+		covered = addSpan(covered, b.from, b.to)
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	for _, table := range []string{"journey_builds", "journey_days"} {
+		var q query
+		q.sql("ALTER TABLE "+table+" DELETE WHERE app_id = toUUID(?) AND built IN (", app)
+		list(&q, old)
+		q.sql(")")
+		if err := s.conn.Exec(ctx, q.String(), q.args...); err != nil {
+			return fail(err)
+		}
+	}
+	return nil
+}
+
+// addSpan adds [from, to) to sorted, merged spans.
+func addSpan(spans [][2]int64, from, to int64) [][2]int64 {
+	spans = append(spans, [2]int64{from, to})
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		if last := &out[len(out)-1]; sp[0] <= last[1] {
+			last[1] = max(last[1], sp[1])
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -117,6 +118,53 @@ func TestJourneyRollups(t *testing.T) {
 		}
 		if fmt.Sprint(held) != fmt.Sprint(st.held) {
 			t.Errorf("%s: a build holds for %v, want %v", st.name, held, st.held)
+		}
+	}
+
+	// Retention with nothing to delete prunes the builds the last one covers: four were
+	// written, one is left, and it still answers.
+	now = t0.Add(8 * time.Minute)
+	if err := s.DeleteBefore(ctxT(t), app, time.Unix(0, day(-10))); err != nil {
+		t.Fatal(err)
+	}
+	count := func(table string) (n uint64) {
+		if err := s.conn.QueryRow(ctxT(t), "SELECT uniqExact(built) FROM "+table+" WHERE app_id = toUUID(?)", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); count("journey_builds") != 1 || count("journey_days") != 1; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after pruning: %d builds, rows of %d builds; want 1, 1", count("journey_builds"), count("journey_days"))
+		}
+	}
+	plan, err := s.journeyPlan(ctxT(t), app, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || plan[0].built == 0 {
+		t.Errorf("after pruning: plan %v, want one build holding for all", plan)
+	}
+	got, want := factCounts(t, s.JourneyFacts, app, from, to), factCounts(t, s.walkFacts, app, from, to)
+	if !maps.Equal(got, want) {
+		t.Errorf("after pruning: JourneyFacts\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestAddSpan(t *testing.T) {
+	for _, c := range []struct {
+		spans    [][2]int64
+		from, to int64
+		want     string
+	}{
+		{nil, 1, 2, "[[1 2]]"},
+		{[][2]int64{{5, 7}}, 1, 2, "[[1 2] [5 7]]"},
+		{[][2]int64{{1, 2}}, 2, 4, "[[1 4]]"},
+		{[][2]int64{{1, 2}, {5, 7}}, 2, 5, "[[1 7]]"},
+		{[][2]int64{{1, 9}}, 3, 4, "[[1 9]]"},
+	} {
+		if got := fmt.Sprint(addSpan(slices.Clone(c.spans), c.from, c.to)); got != c.want {
+			t.Errorf("addSpan(%v, %d, %d) = %s, want %s", c.spans, c.from, c.to, got, c.want)
 		}
 	}
 }

@@ -41,6 +41,7 @@ var retention = [...]struct{ table, ts string }{{"events", "timestamp"}, {"spans
 // by its mutations.
 func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.Time) error {
 	cut := nanos(before)
+	deleted := false
 	for _, r := range retention {
 		var found uint64
 		err := s.conn.QueryRow(ctx, "SELECT count() FROM (SELECT 1 FROM "+r.table+
@@ -54,13 +55,12 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 		if err := s.conn.Exec(ctx, "ALTER TABLE "+r.table+" DELETE WHERE app_id = toUUID(?) AND "+r.ts+" < ?", appID, cut); err != nil {
 			return fmt.Errorf("clickhouse: delete %s of app %s: %w", r.table, appID, err)
 		}
-		if r.table == "events" {
-			if err := s.dropJourneyBuilds(ctx, appID); err != nil {
-				return err
-			}
-		}
+		deleted = deleted || r.table == "events"
 	}
-	return nil
+	if deleted {
+		return s.dropJourneyBuilds(ctx, appID)
+	}
+	return s.pruneJourneyBuilds(ctx, appID)
 }
 
 // dropJourneyBuilds marks every journey day of the app (the deleted events change the facts
