@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,10 +55,18 @@ func ceilDay(ts int64) int64 {
 	return floorDay(ts)
 }
 
-// journeyMark is a mark of an app's days from day on, written at at (Unix ns).
+// journeyMark is a mark of an app's days from day on, written at t.
 type journeyMark struct {
-	app     uuid.UUID
-	day, at int64
+	app uuid.UUID
+	day int64
+	t   time.Time
+}
+
+// recent says whether a mark written at t covers one at now: less than journeyMarkEvery
+// before it by the monotonic clock, so that a wall clock stepped back skips no mark.
+func recent(t, now time.Time) bool {
+	d := now.Sub(t)
+	return d >= 0 && d < journeyMarkEvery
 }
 
 // journeyMarks remembers the latest mark this store wrote per app.
@@ -66,6 +75,37 @@ type journeyMarks struct {
 	last map[uuid.UUID]journeyMark
 }
 
+// rollupsOn says whether journey rollups are kept and read: only when events is a table of
+// this server alone. With replicated or distributed events (deploy/README.md) the rollup tables
+// and marks would live on one server while events are read from others, so a build could miss
+// events its marks never reach; svc then walks the events for every store journey. The answer
+// is asked of the server once.
+func (s *Store) rollupsOn(ctx context.Context) (bool, error) {
+	switch s.rollups.Load() {
+	case rollupsYes:
+		return true, nil
+	case rollupsNo:
+		return false, nil
+	}
+	var engine string
+	if err := s.conn.QueryRow(ctx, "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'events'").Scan(&engine); err != nil {
+		return false, fmt.Errorf("clickhouse: events table engine: %w", err)
+	}
+	on := rollupsFor(engine)
+	s.rollups.Store(map[bool]int32{true: rollupsYes, false: rollupsNo}[on])
+	return on, nil
+}
+
+// rollupsFor says whether an events table of this engine is one server's alone.
+func rollupsFor(engine string) bool {
+	return !strings.HasPrefix(engine, "Replicated") && engine != "Distributed"
+}
+
+const (
+	rollupsYes = 1
+	rollupsNo  = 2
+)
+
 // isWalkEvent says whether e is a walk event (a screen, or a crash or ANR with a group).
 func isWalkEvent(e *model.Event) bool {
 	return e.Facts.Screen != "" || model.JourneyKind(model.ClassOf(e.Type, &e.Facts)) != ""
@@ -73,6 +113,9 @@ func isWalkEvent(e *model.Event) bool {
 
 // markJourneys writes the marks of events just inserted (see above).
 func (s *Store) markJourneys(ctx context.Context, events []model.Event) error {
+	if on, err := s.rollupsOn(ctx); !on {
+		return err
+	}
 	var marks []journeyMark // per app; a batch has one app or a few
 	for i := range events {
 		e := &events[i]
@@ -88,20 +131,20 @@ func (s *Store) markJourneys(ctx context.Context, events []model.Event) error {
 			marks[j].day = d
 		}
 	}
-	return s.writeMarks(ctx, marks)
+	return s.writeMarks(ctx, marks, false)
 }
 
 // writeMarks writes marks (app and day) at the current time, leaving out those a recent mark
-// covers.
-func (s *Store) writeMarks(ctx context.Context, marks []journeyMark) error {
+// covers unless forced.
+func (s *Store) writeMarks(ctx context.Context, marks []journeyMark, force bool) error {
 	if len(marks) == 0 {
 		return nil
 	}
-	now := s.now().UnixNano()
+	now := s.now()
 	s.marks.mu.Lock()
 	marks = slices.DeleteFunc(marks, func(m journeyMark) bool {
 		l, ok := s.marks.last[m.app]
-		return ok && l.day <= m.day && now-l.at < int64(journeyMarkEvery)
+		return !force && ok && l.day <= m.day && recent(l.t, now)
 	})
 	s.marks.mu.Unlock()
 	if len(marks) == 0 {
@@ -109,7 +152,7 @@ func (s *Store) writeMarks(ctx context.Context, marks []journeyMark) error {
 	}
 	apps, days, ats := make([]uuid.UUID, len(marks)), make([]int64, len(marks)), make([]uint64, len(marks))
 	for i, m := range marks {
-		apps[i], days[i], ats[i] = m.app, m.day, uint64(max(now, 0))
+		apps[i], days[i], ats[i] = m.app, m.day, uint64(max(now.UnixNano(), 0))
 	}
 	err := s.insert(ctx, "journey_dirty", []col{{name: "app_id", values: apps}, {name: "day", values: days}, {name: "at", values: ats}})
 	if err != nil {
@@ -121,11 +164,23 @@ func (s *Store) writeMarks(ctx context.Context, marks []journeyMark) error {
 		s.marks.last = map[uuid.UUID]journeyMark{}
 	}
 	for _, m := range marks {
-		if l, ok := s.marks.last[m.app]; !ok || now-l.at >= int64(journeyMarkEvery) || m.day <= l.day {
-			s.marks.last[m.app] = journeyMark{app: m.app, day: m.day, at: now}
+		if l, ok := s.marks.last[m.app]; !ok || !recent(l.t, now) || m.day <= l.day {
+			s.marks.last[m.app] = journeyMark{app: m.app, day: m.day, t: now}
 		}
 	}
 	return nil
+}
+
+// buildTime is a new build's time: now, and later than this store's builds before it, so
+// that two builds of one store never share a time (their rows are told apart by it).
+func (s *Store) buildTime() int64 {
+	for {
+		last := s.lastBuilt.Load()
+		t := max(s.now().UnixNano(), last+1)
+		if s.lastBuilt.CompareAndSwap(last, t) {
+			return t
+		}
+	}
 }
 
 // daySpan is the whole days [from, to), and the build that holds for them (0: none).
@@ -231,10 +286,14 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 	}
 	fail := func(err error) error { return fmt.Errorf("clickhouse: journey facts of app %s: %w", app, err) }
 	d0, d1 := ceilDay(from), floorDay(to)
-	if d0 >= d1 {
+	on, err := s.rollupsOn(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	if d0 >= d1 || !on {
 		return s.walkFacts(ctx, app, from, to, fn)
 	}
-	built := s.now().UnixNano() // before anything is read: a build holds for what it read
+	built := s.buildTime() // before anything is read: a build holds for what it read
 	plan, err := s.journeyPlan(ctx, app, d0, d1)
 	if err != nil {
 		return fail(err)
@@ -260,13 +319,13 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		}
 	}
 	add(d1, to)
-	// A mutation of events pending now may complete under the walks, which would then read
+	// A mutation of the app's events pending now may complete under the walks, which would then read
 	// rows it deletes: no build. One scheduled after this is followed by a later mark.
 	build := len(stale) > 0
 	if build {
 		var pending uint64
 		if err := s.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = currentDatabase()"+
-			" AND table = 'events' AND is_done = 0").Scan(&pending); err != nil {
+			" AND table = 'events' AND is_done = 0 AND position(command, ?) > 0", app.String()).Scan(&pending); err != nil {
 			return fail(fmt.Errorf("mutations: %w", err))
 		}
 		build = pending == 0
@@ -412,15 +471,7 @@ func (s *Store) pruneJourneyBuilds(ctx context.Context, app uuid.UUID) error {
 	if err != nil {
 		return fail(err)
 	}
-	var covered [][2]int64 // the days newer builds cover, sorted, merged
-	var old []int64
-	for _, b := range builds {
-		if slices.ContainsFunc(covered, func(c [2]int64) bool { return c[0] <= b.from && b.to <= c[1] }) {
-			old = append(old, b.built)
-			continue
-		}
-		covered = addSpan(covered, b.from, b.to)
-	}
+	old := superseded(builds)
 	if len(old) == 0 {
 		return nil
 	}
@@ -434,6 +485,28 @@ func (s *Store) pruneJourneyBuilds(ctx context.Context, app uuid.UUID) error {
 		}
 	}
 	return nil
+}
+
+// superseded returns the builds (by time) whose spans newer builds cover; builds is every span
+// of the builds, newest build first. A build may have several spans (rows): it is superseded
+// only when all of them are covered.
+func superseded(builds []daySpan) []int64 {
+	var covered [][2]int64 // the days newer builds cover, sorted, merged
+	var old []int64
+	for i := 0; i < len(builds); {
+		j, all := i, true
+		for ; j < len(builds) && builds[j].built == builds[i].built; j++ {
+			b := builds[j]
+			all = all && slices.ContainsFunc(covered, func(c [2]int64) bool { return c[0] <= b.from && b.to <= c[1] })
+		}
+		if all {
+			old = append(old, builds[i].built)
+		}
+		for ; i < j; i++ {
+			covered = addSpan(covered, builds[i].from, builds[i].to)
+		}
+	}
+	return old
 }
 
 // addSpan adds [from, to) to sorted, merged spans.

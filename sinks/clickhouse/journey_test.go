@@ -151,6 +151,38 @@ func TestJourneyRollups(t *testing.T) {
 	}
 }
 
+func TestRollupsFor(t *testing.T) {
+	for engine, want := range map[string]bool{
+		"ReplacingMergeTree": true, "MergeTree": true,
+		"ReplicatedReplacingMergeTree": false, "ReplicatedMergeTree": false, "Distributed": false,
+	} {
+		if got := rollupsFor(engine); got != want {
+			t.Errorf("rollupsFor(%q) = %v, want %v", engine, got, want)
+		}
+	}
+}
+
+func TestSuperseded(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		builds []daySpan // newest first
+		want   string
+	}{
+		{"none", nil, "[]"},
+		{"one", []daySpan{{1, 9, 5}}, "[]"},
+		{"covered by a newer", []daySpan{{1, 9, 5}, {2, 4, 3}, {1, 9, 2}}, "[3 2]"},
+		{"covered by two newer together", []daySpan{{5, 9, 6}, {1, 5, 5}, {2, 8, 3}}, "[3]"},
+		{"sticks out", []daySpan{{2, 9, 5}, {1, 3, 4}}, "[]"},
+		// A build of two spans, one of them covered: kept whole.
+		{"one span of two covered", []daySpan{{5, 9, 7}, {1, 3, 6}, {5, 8, 6}, {1, 3, 2}}, "[2]"},
+		{"both spans covered", []daySpan{{1, 9, 7}, {1, 3, 6}, {5, 8, 6}}, "[6]"},
+	} {
+		if got := fmt.Sprint(superseded(c.builds)); got != c.want {
+			t.Errorf("%s: superseded = %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
 func TestAddSpan(t *testing.T) {
 	for _, c := range []struct {
 		spans    [][2]int64
@@ -183,4 +215,17 @@ func factCounts(t *testing.T, facts factsFunc, app uuid.UUID, from, to int64) ma
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestRecent: a mark covers later ones for journeyMarkEvery, and none when the clock went back.
+func TestRecent(t *testing.T) {
+	t0 := time.Now()
+	for _, c := range []struct {
+		d    time.Duration
+		want bool
+	}{{0, true}, {journeyMarkEvery - 1, true}, {journeyMarkEvery, false}, {-time.Second, false}} {
+		if got := recent(t0, t0.Add(c.d)); got != c.want {
+			t.Errorf("recent after %v = %v, want %v", c.d, got, c.want)
+		}
+	}
 }

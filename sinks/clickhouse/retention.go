@@ -41,6 +41,10 @@ var retention = [...]struct{ table, ts string }{{"events", "timestamp"}, {"spans
 // by its mutations.
 func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.Time) error {
 	cut := nanos(before)
+	rollups, err := s.rollupsOn(ctx)
+	if err != nil {
+		return fmt.Errorf("clickhouse: delete events of app %s: %w", appID, err)
+	}
 	deleted := false
 	for _, r := range retention {
 		var found uint64
@@ -52,23 +56,33 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 		if found == 0 {
 			continue
 		}
+		if r.table == "events" && rollups {
+			// Every journey day, before the mutation: whatever happens after, no build made
+			// before it is read again, and one made after sees the mutation (journey.go).
+			if err := s.writeMarks(ctx, []journeyMark{{app: appID, day: math.MinInt64}}, true); err != nil {
+				return err
+			}
+		}
 		if err := s.conn.Exec(ctx, "ALTER TABLE "+r.table+" DELETE WHERE app_id = toUUID(?) AND "+r.ts+" < ?", appID, cut); err != nil {
 			return fmt.Errorf("clickhouse: delete %s of app %s: %w", r.table, appID, err)
 		}
 		deleted = deleted || r.table == "events"
 	}
-	if deleted {
+	switch {
+	case !rollups:
+		return nil
+	case deleted:
 		return s.dropJourneyBuilds(ctx, appID)
 	}
 	return s.pruneJourneyBuilds(ctx, appID)
 }
 
-// dropJourneyBuilds marks every journey day of the app (the deleted events change the facts
-// of the days after them; journey.go), after the mutation that deletes them is scheduled, and
-// deletes the app's builds so far, which the mark ends.
+// dropJourneyBuilds marks every journey day of the app again (the deleted events change the
+// facts of the days after them; journey.go), now that the mutation that deletes them is
+// scheduled, and deletes the app's builds so far, which the marks end.
 func (s *Store) dropJourneyBuilds(ctx context.Context, appID uuid.UUID) error {
 	at := s.now().UnixNano()
-	if err := s.writeMarks(ctx, []journeyMark{{app: appID, day: math.MinInt64}}); err != nil {
+	if err := s.writeMarks(ctx, []journeyMark{{app: appID, day: math.MinInt64}}, true); err != nil {
 		return err
 	}
 	for _, table := range []string{"journey_builds", "journey_days"} {

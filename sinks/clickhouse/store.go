@@ -48,8 +48,10 @@ type Store struct {
 	// pending is the reason calls are refused while the schema is not migrated (nil once it is).
 	pending atomic.Pointer[error]
 
-	marks journeyMarks     // the journey marks written lately (journey.go)
-	clock func() time.Time // time.Now; tests move it on
+	marks     journeyMarks     // the journey marks written lately (journey.go)
+	rollups   atomic.Int32     // whether journey rollups are on: 0 not asked yet, rollupsYes, rollupsNo
+	lastBuilt atomic.Int64     // the time of this store's latest journey build
+	clock     func() time.Time // time.Now; tests move it on
 }
 
 func (s *Store) now() time.Time {

@@ -43,7 +43,10 @@ func (n *Node) sweep(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		before := now.AddDate(0, 0, -app.RetentionDays)
+		// Cut at a UTC midnight: each app's old rows go once a day, not a sliver every round
+		// (on ClickHouse each deletion is a mutation, and it sends the app's journey rollups
+		// to be built again).
+		before := now.AddDate(0, 0, -app.RetentionDays).Truncate(24 * time.Hour)
 		if err := n.Events.DeleteBefore(ctx, app.ID, before); err != nil {
 			n.log.Warn("janitor: retention not applied", "app", app.ID.String(), "error", err.Error())
 		}
