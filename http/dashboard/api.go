@@ -44,12 +44,15 @@ type KeyCache interface{ Invalidate(appID uuid.UUID) }
 
 // API is the dashboard API.
 type API struct {
-	Meta      sinks.MetaStore
-	Events    sinks.EventStore
-	Analytics sinks.Analytics // the event store's dashboard queries
-	Spans     sinks.Spans     // the event store's span and trace queries; nil: Events', if it has them
-	Live      LiveAnswers     // the app actors; nil: every query goes to the store
-	Blobs     sinks.BlobStore // attachment downloads
+	Meta sinks.MetaStore
+	// OnThresholds, when set, is told an app's spike thresholds once they are stored, so that
+	// this node's alerts use them from the next batch on.
+	OnThresholds func(app uuid.UUID, p model.ThresholdPrefs)
+	Events       sinks.EventStore
+	Analytics    sinks.Analytics // the event store's dashboard queries
+	Spans        sinks.Spans     // the event store's span and trace queries; nil: Events', if it has them
+	Live         LiveAnswers     // the app actors; nil: every query goes to the store
+	Blobs        sinks.BlobStore // attachment downloads
 	// DownloadTTL is how long an attachment's download location works; default 1 hour.
 	DownloadTTL time.Duration
 	Tokens      *auth.Issuer

@@ -120,9 +120,13 @@ func (a *API) setThresholds(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusBadRequest, "error_spike_min_rate_threshold is a percentage between 0 and 100")
 		return
 	}
-	if err := a.Meta.SetThresholdPrefs(r.Context(), appOf(r.Context()).ID, p, a.now()); err != nil {
+	app := appOf(r.Context()).ID
+	if err := a.Meta.SetThresholdPrefs(r.Context(), app, p, a.now()); err != nil {
 		a.storeErr(w, "set thresholds", err)
 		return
+	}
+	if a.OnThresholds != nil {
+		a.OnThresholds(app, p)
 	}
 	httpx.JSON(w, http.StatusOK, p)
 }

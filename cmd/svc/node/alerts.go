@@ -141,6 +141,7 @@ func (al *alerter) storeLoop(ctx context.Context) {
 }
 
 func (al *alerter) readPrefs(ctx context.Context, app uuid.UUID) {
+	start := al.now()
 	p, err := al.meta.ThresholdPrefs(ctx, app)
 	if errors.Is(err, sinks.ErrNotFound) {
 		p, err = model.DefaultThresholdPrefs(), nil
@@ -149,12 +150,27 @@ func (al *alerter) readPrefs(ctx context.Context, app uuid.UUID) {
 	defer al.mu.Unlock()
 	c := al.prefs[app]
 	c.asked = false
-	if err != nil {
+	switch {
+	case c.readAt.After(start):
+		// setPrefs took newer thresholds while this read was on its way.
+	case err != nil:
 		al.log.Warn("alerts: thresholds not read; the last ones stay", "app", app.String(), "error", err.Error())
 		c.readAt = al.now() // do not ask again at once
-	} else {
+	default:
 		c.p, c.readAt = p, al.now()
 	}
+	al.prefs[app] = c
+}
+
+// setPrefs caches thresholds this node's dashboard just stored (dashboard.API.OnThresholds), so
+// that the next batch is judged by them: without it, a batch right after a change was judged
+// by the defaults or the old ones until the refresh came round. Other nodes read them within
+// thresholdsMaxAge.
+func (al *alerter) setPrefs(app uuid.UUID, p model.ThresholdPrefs) {
+	al.mu.Lock()
+	defer al.mu.Unlock()
+	c := al.prefs[app]
+	c.p, c.readAt = p, al.now()
 	al.prefs[app] = c
 }
 

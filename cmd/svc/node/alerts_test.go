@@ -249,3 +249,22 @@ func TestStorable(t *testing.T) {
 		}
 	}
 }
+
+// TestThresholdsAtOnce: thresholds the dashboard stores judge the very next batch on this node.
+// Before, the alerter answered its first question about an app with the defaults (minimum 100
+// events) and read the stored ones in the background, so a spike right after a change could
+// go unraised (TestAlerts failed so under load).
+func TestThresholdsAtOnce(t *testing.T) {
+	tn := startNode(t, "embedded", nil)
+	owner := tn.accessToken(t, tn.email)
+	for _, count := range []int{5, 7} {
+		body := fmt.Sprintf(`{"error_good_threshold":95,"error_caution_threshold":85,"error_spike_min_count_threshold":%d,"error_spike_min_rate_threshold":50}`, count)
+		if r := tn.do(t, http.MethodPatch, "/apps/"+tn.app.ID.String()+"/thresholdPrefs", owner,
+			map[string]string{"Content-Type": "application/json"}, strings.NewReader(body)); r.status != http.StatusOK {
+			t.Fatalf("thresholds: %d %s", r.status, r.body)
+		}
+		if got := tn.alerts.Thresholds(tn.app.ID); got.ErrorSpikeMinCountThreshold != count || got.ErrorSpikeMinRateThreshold != 50 {
+			t.Errorf("right after storing a minimum of %d: the alerter judges by %+v", count, got)
+		}
+	}
+}

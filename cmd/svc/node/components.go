@@ -516,10 +516,14 @@ func (n *Node) startPublicHTTP(context.Context) error {
 		providers.OIDC = &signin.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
 			RedirectURL: cfg.DashboardURL + "/auth/callback/google"}
 	}
-	(&dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Spans: spansOf(n.Events), Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: n.tokens, SignIn: providers, Keys: n.Keys,
+	api := &dashboard.API{Meta: n.Meta, Events: n.Events, Analytics: n.Analytics, Spans: spansOf(n.Events), Live: actors.Live{Dir: n.Dir}, Blobs: n.Blobs, Tokens: n.tokens, SignIn: providers, Keys: n.Keys,
 		HTTPClient: &http.Client{Timeout: 15 * time.Second}, Log: log,
 		RatePerUser: cfg.RateLimitUser, RateSignInIP: cfg.RateLimitSignIn, RequestTimeout: cfg.RequestTimeout,
-		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://")}).Routes(pub)
+		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https://")}
+	if al, ok := n.alerts.(*alerter); ok {
+		api.OnThresholds = al.setPrefs
+	}
+	api.Routes(pub)
 	pub.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
