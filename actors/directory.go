@@ -45,18 +45,8 @@ type Producer func(identity string, passivate func()) actor.Actor
 const dirShards = 64
 
 type dirShard struct {
-	mu       sync.Mutex
-	pids     map[string]*actor.PID
-	stopping map[string]*stoppingActor // identities whose actor is stopping, made on first use
-}
-
-// stoppingActor is an identity's actor told to stop that has not stopped yet, and the messages
-// for the identity since, in arrival order, for the actor after it. Spawning that one at once
-// would run both side by side: later messages handled before the old actor's queued ones, and
-// the state read before the old actor saved it.
-type stoppingActor struct {
-	pid  *actor.PID
-	held []any
+	mu  sync.Mutex
+	ids Identities
 }
 
 // dirKind is what the directory keeps per kind: its live actors by identity, its producer, and
@@ -92,9 +82,6 @@ func NewLocalDirectory(s *System, producers map[Kind]Producer) *LocalDirectory {
 			opts = append(opts, actor.WithMailbox(actor.UnboundedLockfree()))
 		}
 		dk.props = actor.PropsFromProducer(func() actor.Actor { return &activation{k: dk} }, opts...)
-		for i := range dk.shards {
-			dk.shards[i].pids = map[string]*actor.PID{}
-		}
 		d.kinds[k] = dk
 	}
 	return d
@@ -129,63 +116,29 @@ func identityOf(name string) string {
 	return name[:strings.LastIndexByte(name, '#')]
 }
 
-// sendLocked sends msg to the live actor of identity, spawning it when there is none, or holds
-// msg while the identity's previous actor is still stopping (stopped); called with sh.mu held.
-func (d *LocalDirectory) sendLocked(sh *dirShard, kind Kind, identity string, msg any) {
-	pid, ok := sh.pids[identity]
-	if !ok {
-		if st := sh.stopping[identity]; st != nil {
-			st.held = append(st.held, msg)
-			return
+// send hands msg to identity's actor (Identities.Send); called with sh.mu held.
+func (dk *dirKind) send(sh *dirShard, identity string, msg any) {
+	sh.ids.Send(dk.d.system.Root, identity, msg, dk.spawner(identity))
+}
+
+// spawner starts an actor for identity, keyed by its name's identity part (nameOf).
+func (dk *dirKind) spawner(identity string) Spawn {
+	return func() (*actor.PID, string) {
+		self, err := dk.d.system.Root.SpawnNamed(dk.props, dk.d.nameOf(identity))
+		if err != nil {
+			panic(err) // names are unique (nameOf); as Root.Spawn does
 		}
-		pid = d.spawnLocked(sh, kind, identity)
+		return self, identityOf(self.Id)
 	}
-	d.system.Root.Send(pid, msg)
 }
 
-// spawnLocked starts the actor of identity; called with sh.mu held, when identity has neither
-// a live nor a stopping actor.
-func (d *LocalDirectory) spawnLocked(sh *dirShard, kind Kind, identity string) *actor.PID {
-	self, err := d.system.Root.SpawnNamed(d.kinds[kind].props, d.nameOf(identity))
-	if err != nil {
-		panic(err) // names are unique (nameOf); as Root.Spawn does
-	}
-	sh.pids[identityOf(self.Id)] = self
-	return self
-}
-
-// stopLocked drops identity's live actor pid and records it as stopping; the caller poisons
-// it with sh.mu still held. Messages for identity are held until pid has stopped.
-func (sh *dirShard) stopLocked(identity string, pid *actor.PID) {
-	delete(sh.pids, identity)
-	if sh.stopping == nil {
-		sh.stopping = map[string]*stoppingActor{}
-	}
-	sh.stopping[identity] = &stoppingActor{pid: pid}
-}
-
-// stopped is called once the activation pid has stopped: the messages held for its identity
-// meanwhile go, in order, to a new actor.
+// stopped is called once the activation pid has stopped (Identities.Stopped).
 func (dk *dirKind) stopped(pid *actor.PID) {
 	identity := identityOf(pid.Id)
 	sh := dk.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
-		delete(sh.pids, identity) // it stopped on its own: the next message activates a new one
-	}
-	st := sh.stopping[identity]
-	if st == nil || !st.pid.Equal(pid) {
-		return
-	}
-	delete(sh.stopping, identity)
-	if len(st.held) == 0 {
-		return
-	}
-	next := dk.d.spawnLocked(sh, dk.kind, identity)
-	for _, msg := range st.held {
-		dk.d.system.Root.Send(next, msg)
-	}
+	sh.ids.Stopped(dk.d.system.Root, identity, pid, dk.spawner(identity))
 }
 
 // activation is the actor the directory spawns: it learns its identity from its process name
@@ -219,9 +172,7 @@ func (a *activation) passivate() {
 	sh := a.k.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur, ok := sh.pids[identity]; ok && cur.Equal(a.self) {
-		sh.stopLocked(identity, a.self)
-	}
+	sh.ids.Stop(identity, a.self)
 	a.k.d.system.Root.Poison(a.self)
 }
 
@@ -229,7 +180,7 @@ func (a *activation) passivate() {
 func (d *LocalDirectory) Tell(kind Kind, identity string, msg proto.Message) {
 	sh := d.shard(kind, identity)
 	sh.mu.Lock()
-	d.sendLocked(sh, kind, identity, msg)
+	d.kinds[kind].send(sh, identity, msg)
 	sh.mu.Unlock()
 }
 
@@ -245,7 +196,7 @@ func (d *LocalDirectory) Request(ctx context.Context, kind Kind, identity string
 	sh := d.shard(kind, identity)
 	f := actor.NewFuture(d.system, timeout) // as Root.RequestFuture, but the request may be held
 	sh.mu.Lock()
-	d.sendLocked(sh, kind, identity, &actor.MessageEnvelope{Message: msg, Sender: f.PID()})
+	d.kinds[kind].send(sh, identity, &actor.MessageEnvelope{Message: msg, Sender: f.PID()})
 	sh.mu.Unlock()
 	res, err := f.Result()
 	if err != nil {
@@ -268,7 +219,7 @@ func (d *LocalDirectory) Active(kind Kind) []string {
 	var ids []string
 	for i := range sh {
 		sh[i].mu.Lock()
-		for id := range sh[i].pids {
+		for id := range sh[i].ids.Live {
 			ids = append(ids, id)
 		}
 		sh[i].mu.Unlock()
@@ -286,7 +237,7 @@ func (d *LocalDirectory) Count(kind Kind) int {
 	n := 0
 	for i := range sh {
 		sh[i].mu.Lock()
-		n += len(sh[i].pids)
+		n += len(sh[i].ids.Live)
 		sh[i].mu.Unlock()
 	}
 	return n
@@ -300,8 +251,8 @@ func (d *LocalDirectory) StopAll(timeout time.Duration) {
 		sh := &dk.shards
 		for i := range sh {
 			sh[i].mu.Lock()
-			for id, pid := range sh[i].pids {
-				sh[i].stopLocked(id, pid)
+			for id, pid := range sh[i].ids.Live {
+				sh[i].ids.Stop(id, pid)
 				futures = append(futures, d.system.Root.PoisonFuture(pid))
 			}
 			sh[i].mu.Unlock()

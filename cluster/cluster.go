@@ -268,9 +268,6 @@ func Start(sys *actors.System, cfg Config, kinds map[actors.Kind]actors.Producer
 	var pkinds []*cluster.Kind
 	for k, produce := range kinds {
 		ks := &kindState{kind: k}
-		for i := range ks.shards {
-			ks.shards[i].pids = map[string]*actor.PID{}
-		}
 		pk := cluster.NewKind(string(k), actor.PropsFromProducer(func() actor.Actor {
 			return &activation{kind: k, produce: produce, router: c.router}
 		}))

@@ -55,16 +55,8 @@ type kindState struct {
 }
 
 type shard struct {
-	mu       sync.Mutex
-	pids     map[string]*actor.PID
-	stopping map[string]*stopping // identities whose actor here is stopping, made on first use
-}
-
-// stopping is an identity's actor that was told to stop and has not stopped yet, and the
-// messages for the identity that came since, in arrival order, for the actor after it.
-type stopping struct {
-	pid  *actor.PID
-	held []any
+	mu  sync.Mutex
+	ids actors.Identities
 }
 
 var seed = maphash.MakeSeed()
@@ -139,38 +131,19 @@ func (r *router) deliver(ks *kindState, identity string, msg any, sender *actor.
 	sh := ks.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	pid, ok := sh.pids[identity]
-	if !ok {
-		if st := sh.stopping[identity]; st != nil {
-			st.held = append(st.held, msg)
-			return
+	sh.ids.Send(r.c.sys.AS.Root, identity, msg, r.spawner(ks, identity, owned))
+}
+
+// spawner starts the identity's actor on this member (called with the shard's lock held).
+func (r *router) spawner(ks *kindState, identity string, owned bool) actors.Spawn {
+	return func() (*actor.PID, string) {
+		ci := &cluster.ClusterIdentity{Kind: string(ks.kind), Identity: identity}
+		pid := r.c.sys.AS.Root.SpawnPrefix(cluster.WithClusterIdentity(ks.props, ci), string(ks.kind)+"/"+identity)
+		if !owned {
+			time.AfterFunc(r.c.strayCheck(), func() { r.recheck(ks, identity, pid) })
 		}
-		pid = r.spawnLocked(ks, sh, identity, owned)
+		return pid, identity
 	}
-	r.c.sys.AS.Root.Send(pid, msg)
-}
-
-// spawnLocked starts the identity's actor on this member; called with sh.mu held, when the
-// identity has neither a live nor a stopping actor here.
-func (r *router) spawnLocked(ks *kindState, sh *shard, identity string, owned bool) *actor.PID {
-	ci := &cluster.ClusterIdentity{Kind: string(ks.kind), Identity: identity}
-	pid := r.c.sys.AS.Root.SpawnPrefix(cluster.WithClusterIdentity(ks.props, ci), string(ks.kind)+"/"+identity)
-	sh.pids[identity] = pid
-	if !owned {
-		time.AfterFunc(r.c.strayCheck(), func() { r.recheck(ks, identity, pid) })
-	}
-	return pid
-}
-
-// stopLocked drops the identity's live actor pid from the shard and records it as stopping;
-// the caller then poisons it, with sh.mu still held. Messages for the identity are held from
-// now until pid has stopped.
-func (sh *shard) stopLocked(identity string, pid *actor.PID) {
-	delete(sh.pids, identity)
-	if sh.stopping == nil {
-		sh.stopping = map[string]*stopping{}
-	}
-	sh.stopping[identity] = &stopping{pid: pid}
 }
 
 // stopped is called by the identity's actor pid when it has stopped (after its last message and
@@ -182,22 +155,8 @@ func (r *router) stopped(kind actors.Kind, identity string, pid *actor.PID) {
 	sh := ks.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
-		delete(sh.pids, identity) // it stopped on its own: the next message activates a new one
-	}
-	st := sh.stopping[identity]
-	if st == nil || !st.pid.Equal(pid) {
-		return
-	}
-	delete(sh.stopping, identity)
-	if len(st.held) == 0 {
-		return
-	}
 	owner := r.c.owner(kind, identity)
-	next := r.spawnLocked(ks, sh, identity, owner == "" || owner == r.c.cfg.Addr)
-	for _, msg := range st.held {
-		r.c.sys.AS.Root.Send(next, msg)
-	}
+	sh.ids.Stopped(r.c.sys.AS.Root, identity, pid, r.spawner(ks, identity, owner == "" || owner == r.c.cfg.Addr))
 }
 
 // recheck stops pid, the actor of identity, after its queued messages if another member owns
@@ -206,12 +165,12 @@ func (r *router) recheck(ks *kindState, identity string, pid *actor.PID) {
 	sh := ks.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	cur, ok := sh.pids[identity]
+	cur, ok := sh.ids.Live[identity]
 	if !ok || !cur.Equal(pid) {
 		return
 	}
 	if owner := r.c.owner(ks.kind, identity); owner != "" && owner != r.c.cfg.Addr {
-		sh.stopLocked(identity, pid)
+		sh.ids.Stop(identity, pid)
 		r.c.sys.AS.Root.Poison(pid)
 	}
 }
@@ -229,9 +188,7 @@ func (r *router) passivate(kind actors.Kind, identity string, pid *actor.PID) {
 	sh := ks.shard(identity)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if cur, ok := sh.pids[identity]; ok && cur.Equal(pid) {
-		sh.stopLocked(identity, pid)
-	}
+	sh.ids.Stop(identity, pid)
 	r.c.sys.AS.Root.Poison(pid)
 }
 
@@ -243,9 +200,9 @@ func (r *router) rehash() {
 		for i := range ks.shards {
 			sh := &ks.shards[i]
 			sh.mu.Lock()
-			for id, pid := range sh.pids {
+			for id, pid := range sh.ids.Live {
 				if owner := r.c.owner(ks.kind, id); owner != r.c.cfg.Addr {
-					sh.stopLocked(id, pid)
+					sh.ids.Stop(id, pid)
 					r.c.sys.AS.Root.Poison(pid)
 					moved++
 				}
@@ -265,8 +222,8 @@ func (r *router) stopAll(deadline time.Time) int {
 		for i := range ks.shards {
 			sh := &ks.shards[i]
 			sh.mu.Lock()
-			for id, pid := range sh.pids {
-				sh.stopLocked(id, pid)
+			for id, pid := range sh.ids.Live {
+				sh.ids.Stop(id, pid)
 				futures = append(futures, r.c.sys.AS.Root.PoisonFuture(pid))
 			}
 			sh.mu.Unlock()
@@ -419,7 +376,7 @@ func (c *Cluster) Active(kind actors.Kind) []string {
 	for i := range ks.shards {
 		sh := &ks.shards[i]
 		sh.mu.Lock()
-		for id := range sh.pids {
+		for id := range sh.ids.Live {
 			ids = append(ids, id)
 		}
 		sh.mu.Unlock()
@@ -437,7 +394,7 @@ func (c *Cluster) Count(kind actors.Kind) int {
 	for i := range ks.shards {
 		sh := &ks.shards[i]
 		sh.mu.Lock()
-		n += len(sh.pids)
+		n += len(sh.ids.Live)
 		sh.mu.Unlock()
 	}
 	return n
