@@ -21,15 +21,6 @@ import (
 // bounds are UTC day boundaries (or lie beyond the data).
 const day = int64(24 * time.Hour)
 
-// dayOf is the start of the UTC day holding ts, in Unix nanoseconds.
-func dayOf(ts int64) int64 {
-	d := ts % day
-	if d < 0 {
-		d += day
-	}
-	return ts - d
-}
-
 // RebuildWindow bounds the events a rebuild reads: from the epoch to 2100-01-01, inside what
 // every store's time types hold. Events outside it are answered from the store only.
 var RebuildWindow = [2]int64{0, 4102444800 * int64(time.Second)}
@@ -263,7 +254,7 @@ func (a *appActor) reset() {
 }
 
 func (a *appActor) day(ts int64) *dayAgg {
-	d := dayOf(ts)
+	d := model.DayStart(ts)
 	agg := a.days[d]
 	if agg == nil {
 		agg = &dayAgg{cellAt: map[uint64]int32{}, moves: map[uint64]uint64{}, issues: map[issueKey]uint64{},
@@ -287,7 +278,7 @@ func (a *appActor) addCell(c model.IssueCell) {
 		i = int32(len(agg.cells))
 		agg.cellAt[k] = i
 		agg.cells = append(agg.cells, dayCell{group: g, version: v,
-			IssueCell: model.IssueCell{GroupID: c.GroupID, Class: c.Class, Version: c.Version, Bucket: dayOf(c.Bucket)}})
+			IssueCell: model.IssueCell{GroupID: c.GroupID, Class: c.Class, Version: c.Version, Bucket: model.DayStart(c.Bucket)}})
 		a.ncells++
 	}
 	agg.cells[i].Merge(&c)
@@ -349,13 +340,13 @@ func (a *appActor) exact(from, to int64) (bool, string) {
 // fromInside and toInside say whether a window bound cuts its day's events in two, so that
 // the window is not exact at it.
 func (a *appActor) fromInside(from int64) bool {
-	g := a.days[dayOf(from)]
-	return from != dayOf(from) && g != nil && g.first < from
+	g := a.days[model.DayStart(from)]
+	return from != model.DayStart(from) && g != nil && g.first < from
 }
 
 func (a *appActor) toInside(to int64) bool {
-	g := a.days[dayOf(to)]
-	return to != dayOf(to) && g != nil && g.last >= to
+	g := a.days[model.DayStart(to)]
+	return to != model.DayStart(to) && g != nil && g.last >= to
 }
 
 // exactPart is the largest part [lo, hi) of [from, to) that the aggregates answer exactly: a
@@ -367,13 +358,13 @@ func (a *appActor) exactPart(from, to int64) (lo, hi int64, ok bool) {
 	}
 	lo, hi = from, to
 	if a.fromInside(from) {
-		if dayOf(from) > math.MaxInt64-day {
+		if model.DayStart(from) > math.MaxInt64-day {
 			return 0, 0, false
 		}
-		lo = dayOf(from) + day
+		lo = model.DayStart(from) + day
 	}
 	if a.toInside(to) {
-		hi = dayOf(to)
+		hi = model.DayStart(to)
 	}
 	return lo, hi, lo < hi
 }

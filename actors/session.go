@@ -374,7 +374,7 @@ func (a *sessionActor) firstIssue(id []byte) bool {
 // events of a session, so a linear search beats a map).
 func addIssueCell(cells []model.IssueCell, e *actorpb.SessionEvent) []model.IssueCell {
 	one := model.IssueCell{GroupID: e.GroupId, Class: model.IssueClass(e.Class), Version: versionOf(e.Version),
-		Bucket: dayOf(e.Timestamp), Count: 1, FirstTime: e.Timestamp, LastTime: e.Timestamp, Last: displayOf(e.Issue)}
+		Bucket: model.DayStart(e.Timestamp), Count: 1, FirstTime: e.Timestamp, LastTime: e.Timestamp, Last: displayOf(e.Issue)}
 	copy(one.LastID[:], e.Id)
 	for i := range cells {
 		c := &cells[i]

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -62,6 +63,20 @@ const (
 	bucketDays    = "2006-01-02" // months: the day of their start
 	bucketClock   = "2006-01-02T15:04:05"
 )
+
+// DayStart is the start of the UTC day holding ts (Unix nanoseconds); math.MinInt64 for the
+// times of the partial day before the first whole one int64 can hold.
+func DayStart(ts int64) int64 {
+	const day = int64(24 * time.Hour)
+	d := ts % day
+	if d < 0 {
+		if ts < math.MinInt64+day {
+			return math.MinInt64
+		}
+		d += day
+	}
+	return ts - d
+}
 
 // BucketStart is the start of the UTC bucket holding t.
 func BucketStart(t time.Time, g PlotTimeGroup) time.Time {

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -421,5 +422,19 @@ func TestBuildPlotRepeatedHour(t *testing.T) {
 	want := []PlotPoint{{Datetime: "2024-10-27T01:00:00", Instances: 1}, {Datetime: "2024-10-27T02:00:00", Instances: 3}, {Datetime: "2024-10-27T03:00:00", Instances: 4}}
 	if got := BuildPlot(rows, PlotNoRate)[0].Data; !reflect.DeepEqual(got, want) {
 		t.Errorf("BuildPlot: %+v, want %+v", got, want)
+	}
+}
+
+func TestDayStart(t *testing.T) {
+	const d = int64(24 * time.Hour)
+	for _, c := range []struct{ ts, want int64 }{
+		{0, 0}, {1, 0}, {d - 1, 0}, {d, d}, {-1, -d}, {-d, -d}, {-d - 1, -2 * d},
+		{math.MaxInt64, math.MaxInt64 - math.MaxInt64%d},
+		{math.MinInt64 + d, math.MinInt64 + d - (math.MinInt64+d)%d - d},
+		{math.MinInt64, math.MinInt64}, // the partial day before the first whole one
+	} {
+		if got := DayStart(c.ts); got != c.want {
+			t.Errorf("DayStart(%d) = %d, want %d", c.ts, got, c.want)
+		}
 	}
 }

@@ -24,7 +24,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 	"unsafe"
@@ -107,19 +106,6 @@ func factsKey(app uuid.UUID, day int64, session uuid.UUID) []byte {
 	var t [8]byte
 	putTime(t[:], day)
 	return append(append(k, t[:]...), session[:]...)
-}
-
-// dayStart is the start of the UTC day holding ts; the first day that int64 holds in part
-// starts at math.MinInt64.
-func dayStart(ts int64) int64 {
-	d := ts % factDay
-	if d < 0 {
-		if ts < math.MinInt64+factDay {
-			return math.MinInt64
-		}
-		d += factDay
-	}
-	return ts - d
 }
 
 // applyJourney merges the edits into their sessions' steps and rewrites the facts that changed,
@@ -221,7 +207,7 @@ func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, ad
 		return err
 	}
 	for i := 0; i < len(facts); {
-		d := dayStart(facts[i].Event.Timestamp)
+		d := model.DayStart(facts[i].Event.Timestamp)
 		fk := factsKey(ref.app, d, ref.session)
 		b := []byte{walkFormat}
 		item, err := txn.Get(fk)
@@ -234,7 +220,7 @@ func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, ad
 				return err
 			}
 		}
-		for ; i < len(facts) && dayStart(facts[i].Event.Timestamp) == d; i++ {
+		for ; i < len(facts) && model.DayStart(facts[i].Event.Timestamp) == d; i++ {
 			b = appendFact(b, &facts[i])
 		}
 		if err := txn.Set(fk, b); err != nil {
@@ -297,7 +283,7 @@ func factsByDay(steps []walkStep) (map[int64][]byte, model.Walk) {
 	}
 	out := map[int64][]byte{}
 	for _, f := range walk.AppendFacts(nil, events) {
-		d := dayStart(f.Event.Timestamp)
+		d := model.DayStart(f.Event.Timestamp)
 		b := out[d]
 		if b == nil {
 			b = []byte{walkFormat}
@@ -433,8 +419,8 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 	}
 	head := factsHead(app)
 	lo := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
-	putTime(lo[len(head):], dayStart(from))
-	last := dayStart(to - 1)
+	putTime(lo[len(head):], model.DayStart(from))
+	last := model.DayStart(to - 1)
 	var fnErr error
 	err = s.db.View(func(txn *badger.Txn) error {
 		// No prefetch: facts values are small and live in the LSM tree, and Badger's prefetch

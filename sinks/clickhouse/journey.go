@@ -44,8 +44,7 @@ const (
 
 // floorDay is the start of ts's UTC day, ceilDay the first day start at or after ts.
 func floorDay(ts int64) int64 {
-	ts = min(max(ts, -dayLimit), dayLimit)
-	return ts - ((ts%dayNanos)+dayNanos)%dayNanos
+	return model.DayStart(min(max(ts, -dayLimit), dayLimit))
 }
 
 func ceilDay(ts int64) int64 {
@@ -92,7 +91,11 @@ func (s *Store) rollupsOn(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("clickhouse: events table engine: %w", err)
 	}
 	on := rollupsFor(engine)
-	s.rollups.Store(map[bool]int32{true: rollupsYes, false: rollupsNo}[on])
+	v := int32(rollupsNo)
+	if on {
+		v = rollupsYes
+	}
+	s.rollups.Store(v)
 	return on, nil
 }
 

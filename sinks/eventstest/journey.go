@@ -40,8 +40,7 @@ func (t *factTally) add(f *model.JourneyFact) {
 		*t = factTally{}
 	}
 	e := &f.Event
-	day := e.Timestamp - ((e.Timestamp%dayNanos)+dayNanos)%dayNanos
-	k := fmt.Sprintf("day %d %s@%s %q→%q %s/%d %q", day, e.Version.Name, e.Version.Code, f.From, e.Screen, e.GroupID, e.Class, e.Title)
+	k := fmt.Sprintf("day %d %s@%s %q→%q %s/%d %q", model.DayStart(e.Timestamp), e.Version.Name, e.Version.Code, f.From, e.Screen, e.GroupID, e.Class, e.Title)
 	c := (*t)[k]
 	if c == nil {
 		c = &[3]int64{0, math.MaxInt64, math.MinInt64}
@@ -60,13 +59,11 @@ func (t factTally) text() []string {
 	return out
 }
 
-const dayNanos = int64(24 * time.Hour)
-
 func storeFacts(t *testing.T, s AnalyticsStore, app uuid.UUID, from, to int64) []string {
 	t.Helper()
 	var tally factTally
 	if err := s.JourneyFacts(ctx(t), app, from, to, func(f *model.JourneyFact) error {
-		if f.N != 0 && (f.LastTime() < f.Event.Timestamp || f.LastTime()-f.Event.Timestamp >= dayNanos) {
+		if f.N != 0 && (f.LastTime() < f.Event.Timestamp || f.LastTime()-f.Event.Timestamp >= day) {
 			t.Errorf("JourneyFacts: %d facts summed from %d to %d: not in one day", f.N, f.Event.Timestamp, f.LastTime())
 		}
 		tally.add(f)
