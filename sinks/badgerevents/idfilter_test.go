@@ -14,45 +14,10 @@ import (
 	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
-// Of many adders of one hash exactly one is told it is new, and a filter at its design load
-// calls few new hashes seen.
-func TestBloomAdd(t *testing.T) {
-	b := newBloom(100_000)
-	hashes := make([]uint64, 100_000)
-	for i := range hashes {
-		hashes[i] = rand.Uint64()
-	}
-	var unseen [8]int
-	var wg sync.WaitGroup
-	for w := range unseen {
-		wg.Go(func() {
-			for _, i := range rand.Perm(len(hashes)) {
-				if !b.add(hashes[i]) {
-					unseen[w]++
-				}
-			}
-		})
-	}
-	wg.Wait()
-	total := 0
-	for _, n := range unseen {
-		total += n
-	}
-	if total > len(hashes) {
-		t.Fatalf("%d adds were told their hash is new, of %d hashes: one was told twice", total, len(hashes))
-	}
-	if fp := len(hashes) - total; fp > len(hashes)/50 {
-		t.Errorf("%d of %d new hashes were called seen (over 2 %%)", fp, len(hashes))
-	}
-	if b.added.Load() != int64(total) {
-		t.Errorf("added = %d, want %d", b.added.Load(), total)
-	}
-}
-
 // filterReady waits until s's id filter answers (its build has read the index).
 func filterReady(t *testing.T, s *Store) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); s.ids.cur.Load() == nil || s.ids.building.Load(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !s.ids.Ready(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the id filter was not built within 10 s")
 		}
@@ -122,7 +87,7 @@ func TestIDFilterGrows(t *testing.T) {
 		}
 	}
 	filterReady(t, s)
-	if n := len(s.ids.cur.Load().words); n <= 16 {
+	if n := s.ids.Words(); n <= 16 {
 		t.Fatalf("the filter has %d words after 6,000 ids, want it grown past 16", n)
 	}
 	checkCount(t, s, app, len(events), "written once")

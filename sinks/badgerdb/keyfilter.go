@@ -1,0 +1,225 @@
+package badgerdb
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// KeyFilter knows which keys under some prefixes a database may hold, so that a caller skips
+// the Badger read of a key it is sure was never written: nearly every event row id (SDKs send
+// each event once) and nearly every request id. A read of a missing key still goes through the
+// memtables and every level's bloom filter, and first waits for every commit before it to be
+// applied, which on a busy disk is what makes it slow.
+//
+// It is a blocked Bloom filter: a key sets six bits in one 64-bit word with one atomic Or, so
+// of two writers of one new key exactly one is told it is new. It knows the keys present when
+// its build scanned the database and every key added since, so its owner must be the only
+// writer of those keys while it is open, and must Add each key before writing it, holding the
+// filter (Hold) from the first Add until the write is committed.
+//
+// The first Ensure starts a build: a keys-only scan in the background, during which the filter
+// answers "may hold" for every key. Once it holds more keys than its size keeps accurate, a
+// larger one is built the same way while the current one goes on answering, up to
+// keyFilterMaxWords; past that it answers "may hold" more often, never wrongly. A rebuild also
+// forgets keys that expired (TTL) since the last one.
+type KeyFilter struct {
+	prefixes [][]byte
+	keysPer  int // the database holds at least this many keys per filtered key (sizing only)
+	minWords int
+
+	seed     maphash.Seed
+	start    sync.Once
+	building atomic.Bool
+	closed   atomic.Bool    // Close was called: builds stop and none starts
+	builds   sync.WaitGroup // the build under way
+	// mu is held shared by each writer from its first Add to its commit, and exclusively by a
+	// build to publish its filter and take its snapshot: every key committed after that
+	// snapshot was added to the filter being built.
+	mu   sync.RWMutex
+	cur  atomic.Pointer[bloom] // answers; nil until the first build ends
+	next atomic.Pointer[bloom] // being built; Add adds to it too
+}
+
+// KeyFilterMinWords is the smallest filter, in 64-bit words (64 KiB): tests that want rebuilds
+// after a few thousand keys pass less to NewKeyFilter.
+const KeyFilterMinWords = 8192
+
+// keyFilterMaxWords bounds a filter's memory (64 MiB, about 33M keys at its design load).
+const keyFilterMaxWords = 1 << 23
+
+// bitsPerKey is the filter size per key it is built for; with 6 bits set per key in one word,
+// a filter at that load answers "may hold" for about 1 % of new keys.
+const bitsPerKey = 16
+
+// NewKeyFilter returns a filter of the keys under prefixes. keysPer sizes the first build: the
+// database holds at least that many keys (of any prefix) per filtered key. minWords is the
+// smallest filter (KeyFilterMinWords, or less in tests).
+func NewKeyFilter(keysPer, minWords int, prefixes ...[]byte) *KeyFilter {
+	return &KeyFilter{prefixes: prefixes, keysPer: max(keysPer, 1), minWords: max(minWords, 1), seed: maphash.MakeSeed()}
+}
+
+// bloom is a blocked Bloom filter of a fixed size.
+type bloom struct {
+	words []atomic.Uint64
+	added atomic.Int64 // keys that set a bit
+	limit int64        // added beyond it: build a larger filter
+}
+
+func (f *KeyFilter) newBloom(keys int) *bloom {
+	n := min(max(f.minWords, keys*bitsPerKey/64), keyFilterMaxWords)
+	return &bloom{words: make([]atomic.Uint64, n), limit: int64(n) * 64 / bitsPerKey * 2}
+}
+
+// mask is the word of h and the six bits a key with hash h sets in it.
+func (b *bloom) mask(h uint64) (*atomic.Uint64, uint64) {
+	hi, _ := bits.Mul64(h, uint64(len(b.words)))
+	x := h*0x9e3779b97f4a7c15 ^ h>>29
+	var m uint64
+	for range 6 {
+		m |= 1 << (x & 63)
+		x >>= 6
+	}
+	return &b.words[hi], m
+}
+
+// add sets h's bits and says whether they were all set already (the key may be there).
+func (b *bloom) add(h uint64) (seen bool) {
+	w, m := b.mask(h)
+	if w.Load()&m == m {
+		return true
+	}
+	if w.Or(m)&m == m {
+		return true
+	}
+	b.added.Add(1)
+	return false
+}
+
+// has says whether h's bits are all set.
+func (b *bloom) has(h uint64) bool {
+	w, m := b.mask(h)
+	return w.Load()&m == m
+}
+
+func (f *KeyFilter) hash(key []byte) uint64 { return maphash.Bytes(f.seed, key) }
+
+// Hold is taken by a writer from its first Add until its write is committed; Release ends it.
+func (f *KeyFilter) Hold() { f.mu.RLock() }
+
+// Release ends Hold.
+func (f *KeyFilter) Release() { f.mu.RUnlock() }
+
+// Add adds k, which the caller is about to write, and says whether it is certain that k was
+// not in the database before: then the caller need not read it. Call it between Hold and
+// Release.
+func (f *KeyFilter) Add(k []byte) (unseen bool) {
+	h := f.hash(k)
+	if n := f.next.Load(); n != nil {
+		n.add(h)
+	}
+	c := f.cur.Load()
+	if c == nil {
+		return false
+	}
+	return !c.add(h)
+}
+
+// MayHold says whether k may be in the database: false only when it is certain that it is not
+// (nobody added it, and the build found it absent), true until a build has ended.
+func (f *KeyFilter) MayHold(k []byte) bool {
+	c := f.cur.Load()
+	return c == nil || c.has(f.hash(k))
+}
+
+// Ready says whether the filter answers and no build is under way (tests).
+func (f *KeyFilter) Ready() bool { return f.cur.Load() != nil && !f.building.Load() }
+
+// Words is the size of the filter that answers, in 64-bit words; 0 before the first build.
+func (f *KeyFilter) Words() int {
+	if c := f.cur.Load(); c != nil {
+		return len(c.words)
+	}
+	return 0
+}
+
+// Close stops a build under way and waits for it; no build starts after it.
+func (f *KeyFilter) Close() {
+	f.mu.Lock()
+	f.closed.Store(true)
+	f.mu.Unlock()
+	f.builds.Wait()
+}
+
+// Ensure starts the first build (once) and a larger one once the current filter is full.
+func (f *KeyFilter) Ensure(db *badger.DB) {
+	f.start.Do(func() { f.startBuild(db, f.estimate(db)) })
+	if c := f.cur.Load(); c != nil && c.added.Load() > c.limit && len(c.words) < keyFilterMaxWords {
+		f.startBuild(db, int(c.added.Load())*2)
+	}
+}
+
+// startBuild builds a filter for about keys keys in a goroutine that ends with its scan; none
+// starts while one runs.
+func (f *KeyFilter) startBuild(db *badger.DB, keys int) {
+	if !f.building.CompareAndSwap(false, true) {
+		return
+	}
+	b := f.newBloom(keys)
+	f.mu.Lock()
+	if f.closed.Load() {
+		f.mu.Unlock()
+		f.building.Store(false)
+		return
+	}
+	f.next.Store(b)
+	txn := db.NewTransaction(false) // the snapshot: what it lacks, writers add to b
+	f.builds.Add(1)
+	f.mu.Unlock()
+	go func() { // ends when the scan does, or at Close
+		defer f.builds.Done()
+		defer f.building.Store(false)
+		defer f.next.CompareAndSwap(b, nil)
+		// Badger panics with ErrDBClosed when its database is closed under a transaction. An
+		// owner that closes the filter before its database stops the scan first; one that
+		// closes the database first loses the build, nothing else.
+		defer func() { _ = recover() }()
+		defer txn.Discard()
+		if f.scan(db, txn, b) {
+			f.cur.Store(b)
+		}
+	}()
+}
+
+// scan adds every key under the prefixes in txn's snapshot to b, and says whether it saw them
+// all (Close stops it).
+func (f *KeyFilter) scan(db *badger.DB, txn *badger.Txn, b *bloom) bool {
+	for _, head := range f.prefixes {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = head
+		it := txn.NewIterator(opts)
+		n := 0
+		for it.Seek(head); it.ValidForPrefix(head); it.Next() {
+			if n++; n%4096 == 0 && (f.closed.Load() || db.IsClosed()) {
+				it.Close()
+				return false
+			}
+			b.add(f.hash(it.Item().Key()))
+		}
+		it.Close()
+	}
+	return true
+}
+
+// estimate is an upper bound of the filtered keys from the table statistics.
+func (f *KeyFilter) estimate(db *badger.DB) int {
+	var keys uint64
+	for _, t := range db.Tables() {
+		keys += uint64(t.KeyCount)
+	}
+	return int(min(keys/uint64(f.keysPer), 1<<31))
+}
