@@ -60,6 +60,12 @@ func (c Cached) Abort(ctx context.Context, app, req uuid.UUID) {
 }
 
 // lookupAccepted reads the accepted id k from g's Badger, leaving its in-progress set alone.
+// An id the filter has never seen is not read (see Local).
 func (g *Local) lookupAccepted(k key) (info []byte, ok bool, err error) {
-	return badgerdb.Lookup(g.db, dbKey(k))
+	dk := dbKey(k)
+	g.ids.Ensure(g.db)
+	if !g.ids.MayHold(dk) {
+		return nil, false, nil
+	}
+	return badgerdb.Lookup(g.db, dk)
 }

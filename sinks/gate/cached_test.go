@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/sinks"
@@ -132,7 +133,8 @@ func BenchmarkCached(b *testing.B) {
 	}
 	defer s.Close()
 	ctx := b.Context()
-	c := gate.Cached{Shared: s.Gate(postgres.GateOptions{}), Local: diskLocal(b)}
+	_, local := diskLocal(b)
+	c := gate.Cached{Shared: s.Gate(postgres.GateOptions{}), Local: local}
 	app := uuid.New()
 	b.Run("BeginUnseen+Accept", func(b *testing.B) {
 		for b.Loop() {
@@ -158,8 +160,9 @@ func BenchmarkCached(b *testing.B) {
 	})
 }
 
-// diskLocal returns a Local over an unsynced Badger in a temporary directory, as a node's.
-func diskLocal(b *testing.B) *gate.Local {
+// diskLocal returns a Local over an unsynced Badger in a temporary directory, as a node's,
+// and that database.
+func diskLocal(b *testing.B) (*badger.DB, *gate.Local) {
 	db, err := badgerdb.OpenLocal(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -167,5 +170,5 @@ func diskLocal(b *testing.B) *gate.Local {
 	b.Cleanup(func() { _ = db.Close() })
 	g := gate.New(db, 0)
 	b.Cleanup(func() { _ = g.Close() }) // before the DB's
-	return g
+	return db, g
 }

@@ -88,6 +88,10 @@ type Local struct {
 	db     *badger.DB
 	ttl    time.Duration
 	shards [shards]shard
+	// ids knows which ids the database may hold: Begin reads Badger only for those, not for
+	// nearly every new id. Such a read first waits for the commits before it to be applied, which
+	// stall behind the disk (the half-rate tail in docs/benchmarks.md).
+	ids *badgerdb.KeyFilter
 
 	// Log, when set, is told of ids the background writer could not write.
 	Log *slog.Logger
@@ -118,12 +122,13 @@ type unwrittenID struct {
 }
 
 // New returns a node-local gate over a Badger DB (prefix badgerdb.PrefixGate). Close it before
-// the DB.
+// the DB. While it is open it must be the only writer of the DB's request ids: it reads only
+// ids that were there when it started or that it wrote itself (badgerdb.KeyFilter).
 func New(db *badger.DB, ttl time.Duration) *Local {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	g := &Local{db: db, ttl: ttl}
+	g := &Local{db: db, ttl: ttl, ids: badgerdb.NewKeyFilter(1, badgerdb.KeyFilterMinWords, []byte(badgerdb.PrefixGate))}
 	g.changed = sync.NewCond(&g.wmu)
 	for i := range g.shards {
 		g.shards[i].inflight = map[key]struct{}{}
@@ -140,6 +145,7 @@ func (g *Local) Close() error {
 	for g.writing {
 		g.changed.Wait()
 	}
+	g.ids.Close()
 	return nil
 }
 
@@ -254,10 +260,14 @@ func (g *Local) write() {
 
 // writeIDs writes ids with their infos in one Badger write batch.
 func (g *Local) writeIDs(ids []unwrittenID) error {
+	g.ids.Hold()
+	defer g.ids.Release()
 	wb := g.db.NewWriteBatch()
 	defer wb.Cancel() // after a Flush that failed too: it releases the batch's transaction
 	for _, u := range ids {
-		if err := wb.SetEntry(badger.NewEntry(dbKey(u.k), u.info).WithTTL(g.ttl)); err != nil {
+		dk := dbKey(u.k)
+		g.ids.Add(dk)
+		if err := wb.SetEntry(badger.NewEntry(dk, u.info).WithTTL(g.ttl)); err != nil {
 			return fmt.Errorf("request gate: record accepted ids: %w", err)
 		}
 	}
@@ -269,9 +279,12 @@ func (g *Local) writeIDs(ids []unwrittenID) error {
 
 // Mark implements Store. It leaves the in-progress set alone.
 func (g *Local) Mark(_ context.Context, app, req uuid.UUID, info []byte) error {
-	k := makeKey(app, req)
+	dk := dbKey(makeKey(app, req))
+	g.ids.Hold()
+	defer g.ids.Release()
+	g.ids.Add(dk)
 	err := g.db.Update(func(txn *badger.Txn) error {
-		return txn.SetEntry(badger.NewEntry(dbKey(k), info).WithTTL(g.ttl))
+		return txn.SetEntry(badger.NewEntry(dk, info).WithTTL(g.ttl))
 	})
 	if err != nil {
 		return fmt.Errorf("request gate: record accepted id: %w", err)

@@ -3,9 +3,11 @@ package gate_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -140,12 +142,11 @@ func TestLocalAcceptsAtOnceAndWritesBehind(t *testing.T) {
 }
 
 // TestLocalSync: once Sync returns, every id accepted before it is in Badger, as another
-// reader of the database (a Local with nothing in memory) finds.
+// reader of the database (a Local with nothing in memory, started after Sync: a Local knows
+// only the ids present when it started and those it wrote) finds.
 func TestLocalSync(t *testing.T) {
 	ctx := context.Background()
 	db, g := diskGate(t, t.TempDir())
-	reader := gate.New(db, 0)
-	defer reader.Close()
 	app := uuid.New()
 	g.Sync() // nothing waits: returns at once
 	for round := range 20 {
@@ -170,10 +171,63 @@ func TestLocalSync(t *testing.T) {
 		}
 		wg.Wait()
 		g.Sync()
+		reader := gate.New(db, 0)
 		for i, id := range ids {
 			if s, _, err := reader.Begin(ctx, app, id); err != nil || s != gate.Accepted {
 				t.Fatalf("round %d: id %d not in Badger after Sync: %v %v", round, i, s, err)
 			}
 		}
+		reader.Close()
 	}
+}
+
+// BenchmarkLocalBeginUnderWrites times Begin of new ids (each then accepted, as a request
+// would) on a node's unsynced Badger while another writer commits 1 MiB batches to the same
+// database without pause, as session snapshots and the gate's own writes do on a busy node:
+// a Badger read first waits for the commits before it to be applied.
+func BenchmarkLocalBeginUnderWrites(b *testing.B) {
+	db, g := diskLocal(b)
+	ctx, app := b.Context(), uuid.New()
+	if _, _, err := g.Begin(ctx, app, uuid.New()); err != nil { // the filter's build, if any
+		b.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // ends at stop
+		defer close(done)
+		val := make([]byte, 16<<10)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = db.Update(func(txn *badger.Txn) error {
+				for j := range 64 {
+					if err := txn.Set(fmt.Appendf(nil, "zz/%d/%d", i%1000, j), val); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+	}()
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		req := uuid.New()
+		t0 := time.Now()
+		st, _, err := g.Begin(ctx, app, req)
+		lat = append(lat, time.Since(t0))
+		if err != nil || st != gate.Unseen {
+			b.Fatal(st, err)
+		}
+		if err := g.Accept(ctx, app, req, []byte(`{"attachments":[]}`)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	close(stop)
+	<-done
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-µs")
 }
