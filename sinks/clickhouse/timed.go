@@ -77,18 +77,40 @@ func (c timedConn) Exec(ctx context.Context, query string, args ...any) error {
 	return unavailable(c.Conn.Exec(ctx, query, args...))
 }
 
+// PrepareBatch gives the driver a context that ends only while one of the batch's calls runs.
+// The driver's Send watches its context in a goroutine that closes the connection's socket
+// when the context ends, and returns without waiting for that goroutine. A context that ended
+// right after Send (a deferred cancel, or the caller's context) could let that goroutine close
+// the socket of a connection already back in the pool, and the next call on it failed with
+// "use of closed network connection" (TestBatchContextOutlivesSend). So the batch's deadline
+// and the caller's end cancel the driver's context only until Send, Abort or Close returns.
+// Nothing else holds that context: it needs no cancel of its own afterwards.
 func (c timedConn) PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
-	ctx, cancel, err := c.call(ctx, c.s.opts.Timeout)
-	if err != nil {
+	if err := c.s.schemaErr(); err != nil {
 		return nil, err
 	}
-	b, err := c.Conn.PrepareBatch(ctx, query, opts...)
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	until := c.s.opts.Timeout
+	if d, ok := ctx.Deadline(); ok {
+		until = min(until, time.Until(d))
+	}
+	timer := time.AfterFunc(until, cancel)
+	stopParent := context.AfterFunc(ctx, cancel)
+	w := batchWatch(func() {
+		timer.Stop()
+		stopParent()
+	})
+	b, err := c.Conn.PrepareBatch(bctx, query, opts...)
 	if err != nil {
-		cancel()
+		w()
+		cancel() // no Send ran: nothing watches bctx
 		return nil, unavailable(err)
 	}
-	return timedBatch{Batch: b, cancel: cancel}, nil
+	return timedBatch{Batch: b, done: w}, nil
 }
+
+// batchWatch stops what would end a batch's context (see PrepareBatch).
+type batchWatch func()
 
 // Ping answers whether the server answers within the timeout, whatever the schema's state.
 func (c timedConn) Ping(ctx context.Context) error {
@@ -136,21 +158,21 @@ func (r errRow) ScanStruct(any) error { return r.err }
 
 type timedBatch struct {
 	driver.Batch
-	cancel context.CancelFunc
+	done batchWatch
 }
 
 func (b timedBatch) Send() error {
-	defer b.cancel()
+	defer b.done()
 	return unavailable(b.Batch.Send())
 }
 
 func (b timedBatch) Abort() error {
-	defer b.cancel()
+	defer b.done()
 	return b.Batch.Abort()
 }
 
 func (b timedBatch) Close() error {
-	defer b.cancel()
+	defer b.done()
 	return b.Batch.Close()
 }
 
