@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -21,14 +22,13 @@ import (
 // writer of those keys while it is open, and must Add each key before writing it, holding the
 // filter (Hold) from the first Add until the write is committed.
 //
-// The first Ensure starts a build: a keys-only scan in the background, during which the filter
-// answers "may hold" for every key. Once it holds more keys than its size keeps accurate, a
-// larger one is built the same way while the current one goes on answering, up to
-// keyFilterMaxWords; past that it answers "may hold" more often, never wrongly. A rebuild also
-// forgets keys that expired (TTL) since the last one.
+// The first Ensure starts a build: keys-only scans in the background, during which the filter
+// answers "may hold" for every key. Once it holds more keys than its size keeps accurate, a new
+// one, sized for the keys then present, is built the same way while the current one goes on
+// answering; so a build also forgets keys that expired (TTL) or were deleted. A filter is at
+// most keyFilterMaxWords; past that it answers "may hold" more often, never wrongly.
 type KeyFilter struct {
 	prefixes [][]byte
-	keysPer  int // the database holds at least this many keys per filtered key (sizing only)
 	minWords int
 
 	seed     maphash.Seed
@@ -55,22 +55,23 @@ const keyFilterMaxWords = 1 << 23
 // a filter at that load answers "may hold" for about 1 % of new keys.
 const bitsPerKey = 16
 
-// NewKeyFilter returns a filter of the keys under prefixes. keysPer sizes the first build: the
-// database holds at least that many keys (of any prefix) per filtered key. minWords is the
-// smallest filter (KeyFilterMinWords, or less in tests).
-func NewKeyFilter(keysPer, minWords int, prefixes ...[]byte) *KeyFilter {
-	return &KeyFilter{prefixes: prefixes, keysPer: max(keysPer, 1), minWords: max(minWords, 1), seed: maphash.MakeSeed()}
+// NewKeyFilter returns a filter of the keys under prefixes. minWords is the smallest filter
+// (KeyFilterMinWords, or less in tests).
+func NewKeyFilter(minWords int, prefixes ...[]byte) *KeyFilter {
+	return &KeyFilter{prefixes: prefixes, minWords: max(minWords, 1), seed: maphash.MakeSeed()}
 }
 
 // bloom is a blocked Bloom filter of a fixed size.
 type bloom struct {
-	words []atomic.Uint64
-	added atomic.Int64 // keys that set a bit
-	limit int64        // added beyond it: build a larger filter
+	words   []atomic.Uint64
+	added   atomic.Int64 // keys that set a bit
+	limit   int64        // added beyond it: build a new filter
+	scanned int64        // keys its build found (set before it answers)
+	built   time.Time    // when its build ended
 }
 
-func (f *KeyFilter) newBloom(keys int) *bloom {
-	n := min(max(f.minWords, keys*bitsPerKey/64), keyFilterMaxWords)
+func (f *KeyFilter) newBloom(keys int64) *bloom {
+	n := int(min(max(int64(f.minWords), keys*bitsPerKey/64), keyFilterMaxWords))
 	return &bloom{words: make([]atomic.Uint64, n), limit: int64(n) * 64 / bitsPerKey * 2}
 }
 
@@ -154,72 +155,96 @@ func (f *KeyFilter) Close() {
 	f.builds.Wait()
 }
 
-// Ensure starts the first build (once) and a larger one once the current filter is full.
+// keyFilterRefresh is how often a filter at its size cap that was built at least half full is
+// built again (to forget keys that expired or were deleted meanwhile), once it is full.
+const keyFilterRefresh = 24 * time.Hour
+
+// Ensure starts the first build (once), and a new one once the current filter is full. It
+// never waits: builds run in the background.
 func (f *KeyFilter) Ensure(db *badger.DB) {
-	f.start.Do(func() { f.startBuild(db, f.estimate(db)) })
-	if c := f.cur.Load(); c != nil && c.added.Load() > c.limit && len(c.words) < keyFilterMaxWords {
-		f.startBuild(db, int(c.added.Load())*2)
+	f.start.Do(func() { f.startBuild(db) })
+	c := f.cur.Load()
+	if c == nil || c.added.Load() <= c.limit {
+		return
+	}
+	// A build sizes its filter for twice the keys it counted, so one is full again only after
+	// that many more keys, unless the cap held it smaller: then a new one helps only if keys
+	// went meanwhile, which a daily build finds out.
+	if c.scanned <= c.limit/2 || time.Since(c.built) > keyFilterRefresh {
+		f.startBuild(db)
 	}
 }
 
-// startBuild builds a filter for about keys keys in a goroutine that ends with its scan; none
-// starts while one runs.
-func (f *KeyFilter) startBuild(db *badger.DB, keys int) {
+// startBuild starts a build in a goroutine that ends with its scans; none starts while one
+// runs, nor after Close.
+func (f *KeyFilter) startBuild(db *badger.DB) {
 	if !f.building.CompareAndSwap(false, true) {
 		return
 	}
-	b := f.newBloom(keys)
 	f.mu.Lock()
 	if f.closed.Load() {
 		f.mu.Unlock()
 		f.building.Store(false)
 		return
 	}
-	f.next.Store(b)
-	txn := db.NewTransaction(false) // the snapshot: what it lacks, writers add to b
 	f.builds.Add(1)
 	f.mu.Unlock()
-	go func() { // ends when the scan does, or at Close
-		defer f.builds.Done()
-		defer f.building.Store(false)
-		defer f.next.CompareAndSwap(b, nil)
-		// Badger panics with ErrDBClosed when its database is closed under a transaction. An
-		// owner that closes the filter before its database stops the scan first; one that
-		// closes the database first loses the build, nothing else.
-		defer func() { _ = recover() }()
-		defer txn.Discard()
-		if f.scan(db, txn, b) {
-			f.cur.Store(b)
-		}
-	}()
+	go f.build(db) // ends when its scans do, or at Close
 }
 
-// scan adds every key under the prefixes in txn's snapshot to b, and says whether it saw them
-// all (Close stops it).
-func (f *KeyFilter) scan(db *badger.DB, txn *badger.Txn, b *bloom) bool {
+// build counts the keys present, sizes a filter for twice as many, and fills it from a
+// snapshot taken when it is published: what that snapshot lacks, writers add to it. So the
+// filter holds no key that expired or was deleted before the build, and its size follows the
+// keys present rather than all the keys it was ever told of.
+func (f *KeyFilter) build(db *badger.DB) {
+	defer f.builds.Done()
+	defer f.building.Store(false)
+	// Badger panics with ErrDBClosed when its database is closed under a transaction. An owner
+	// that closes the filter before its database stops the scan first; one that closes the
+	// database first loses the build, nothing else.
+	defer func() { _ = recover() }()
+	count := db.NewTransaction(false)
+	n, ok := f.scan(db, count, nil)
+	count.Discard()
+	if !ok {
+		return
+	}
+	b := f.newBloom(2 * n)
+	f.mu.Lock()
+	if f.closed.Load() {
+		f.mu.Unlock()
+		return
+	}
+	f.next.Store(b)
+	txn := db.NewTransaction(false) // the snapshot
+	f.mu.Unlock()
+	defer f.next.CompareAndSwap(b, nil)
+	defer txn.Discard()
+	if b.scanned, ok = f.scan(db, txn, b); ok {
+		b.built = time.Now()
+		f.cur.Store(b)
+	}
+}
+
+// scan counts every key under the prefixes in txn's snapshot, adding each to b unless b is
+// nil, and says whether it saw them all (Close stops it).
+func (f *KeyFilter) scan(db *badger.DB, txn *badger.Txn, b *bloom) (int64, bool) {
+	var n int64
 	for _, head := range f.prefixes {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchValues = false
 		opts.Prefix = head
 		it := txn.NewIterator(opts)
-		n := 0
 		for it.Seek(head); it.ValidForPrefix(head); it.Next() {
 			if n++; n%4096 == 0 && (f.closed.Load() || db.IsClosed()) {
 				it.Close()
-				return false
+				return n, false
 			}
-			b.add(f.hash(it.Item().Key()))
+			if b != nil {
+				b.add(f.hash(it.Item().Key()))
+			}
 		}
 		it.Close()
 	}
-	return true
-}
-
-// estimate is an upper bound of the filtered keys from the table statistics.
-func (f *KeyFilter) estimate(db *badger.DB) int {
-	var keys uint64
-	for _, t := range db.Tables() {
-		keys += uint64(t.KeyCount)
-	}
-	return int(min(keys/uint64(f.keysPer), 1<<31))
+	return n, true
 }

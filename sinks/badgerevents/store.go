@@ -78,7 +78,7 @@ var _ sinks.EventStore = (*Store)(nil)
 // other queries do not wait for: they read all rows meanwhile); Open builds both before it
 // returns.
 func New(db *badger.DB) *Store {
-	s := &Store{db: db, ids: badgerdb.NewKeyFilter(2, idFilterMinWords,
+	s := &Store{db: db, ids: badgerdb.NewKeyFilter(idFilterMinWords,
 		append([]byte(badgerdb.PrefixEvents), tagIdx), append([]byte(badgerdb.PrefixSpans), tagIdx))}
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
 	s.journey.marker, s.journey.try = journeyMarker, (*Store).tryJourney

@@ -128,7 +128,7 @@ func New(db *badger.DB, ttl time.Duration) *Local {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	g := &Local{db: db, ttl: ttl, ids: badgerdb.NewKeyFilter(1, badgerdb.KeyFilterMinWords, []byte(badgerdb.PrefixGate))}
+	g := &Local{db: db, ttl: ttl, ids: badgerdb.NewKeyFilter(badgerdb.KeyFilterMinWords, []byte(badgerdb.PrefixGate))}
 	g.changed = sync.NewCond(&g.wmu)
 	for i := range g.shards {
 		g.shards[i].inflight = map[key]struct{}{}
