@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,33 +85,60 @@ func (c timedConn) Exec(ctx context.Context, query string, args ...any) error {
 // the socket of a connection already back in the pool, and the next call on it failed with
 // "use of closed network connection" (TestBatchContextOutlivesSend). So the batch's deadline
 // and the caller's end cancel the driver's context only until Send, Abort or Close returns.
-// Nothing else holds that context: it needs no cancel of its own afterwards.
+// Nothing else holds that context: it needs no cancel of its own afterwards. (One window is
+// left, inside the driver: an end that comes after Send's last write but before it returns.)
+// The driver's context has no deadline of its own, so the driver's socket deadlines are its
+// ReadTimeout (Options.Timeout) rather than the caller's deadline.
 func (c timedConn) PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
 	if err := c.s.schemaErr(); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, unavailable(err)
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	until := c.s.opts.Timeout
 	if d, ok := ctx.Deadline(); ok {
 		until = min(until, time.Until(d))
 	}
-	timer := time.AfterFunc(until, cancel)
-	stopParent := context.AfterFunc(ctx, cancel)
-	w := batchWatch(func() {
-		timer.Stop()
-		stopParent()
-	})
+	w := &batchWatch{cancel: cancel}
+	w.timer = time.AfterFunc(until, w.end)
+	w.stopParent = context.AfterFunc(ctx, w.end)
 	b, err := c.Conn.PrepareBatch(bctx, query, opts...)
 	if err != nil {
-		w()
+		w.done()
 		cancel() // no Send ran: nothing watches bctx
 		return nil, unavailable(err)
 	}
-	return timedBatch{Batch: b, done: w}, nil
+	return timedBatch{Batch: b, w: w}, nil
 }
 
-// batchWatch stops what would end a batch's context (see PrepareBatch).
-type batchWatch func()
+// batchWatch ends a batch's driver context on its deadline or the caller's end, until done
+// (see PrepareBatch). A timer or AfterFunc callback already under way when done stops them
+// finds finished set, so nothing ends the context once done has returned.
+type batchWatch struct {
+	mu         sync.Mutex
+	finished   bool
+	cancel     context.CancelFunc
+	timer      *time.Timer
+	stopParent func() bool
+}
+
+func (w *batchWatch) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.finished {
+		w.cancel()
+	}
+}
+
+func (w *batchWatch) done() {
+	w.mu.Lock()
+	w.finished = true
+	w.mu.Unlock()
+	w.timer.Stop()
+	w.stopParent()
+}
 
 // Ping answers whether the server answers within the timeout, whatever the schema's state.
 func (c timedConn) Ping(ctx context.Context) error {
@@ -158,21 +186,21 @@ func (r errRow) ScanStruct(any) error { return r.err }
 
 type timedBatch struct {
 	driver.Batch
-	done batchWatch
+	w *batchWatch
 }
 
 func (b timedBatch) Send() error {
-	defer b.done()
+	defer b.w.done()
 	return unavailable(b.Batch.Send())
 }
 
 func (b timedBatch) Abort() error {
-	defer b.done()
+	defer b.w.done()
 	return b.Batch.Abort()
 }
 
 func (b timedBatch) Close() error {
-	defer b.done()
+	defer b.w.done()
 	return b.Batch.Close()
 }
 

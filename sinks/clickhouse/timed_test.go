@@ -25,6 +25,16 @@ func (r *ctxRecorder) PrepareBatch(ctx context.Context, query string, opts ...dr
 	return r.Conn.PrepareBatch(ctx, query, opts...)
 }
 
+// driverDone waits until the context rec's last batch got has ended.
+func driverDone(t *testing.T, rec *ctxRecorder) {
+	t.Helper()
+	select {
+	case <-rec.got.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the driver's context did not end within 30 s")
+	}
+}
+
 // zzTable creates a small table of its own for the batch tests.
 func zzTable(t *testing.T, s *Store) string {
 	t.Helper()
@@ -41,18 +51,18 @@ func zzTable(t *testing.T, s *Store) string {
 func TestBatchContextOutlivesSend(t *testing.T) {
 	s := migrated(t)
 	insert := zzTable(t, s)
-	s.opts.Timeout = 300 * time.Millisecond
+	s.opts.Timeout = 2 * time.Second // long enough for a loaded machine's insert of one row
 	rec := &ctxRecorder{Conn: s.raw}
 	c := timedConn{Conn: rec, s: s}
 
 	tests := []struct {
 		name    string
-		before  func(cancel context.CancelFunc) // between PrepareBatch and Send
+		before  func(t *testing.T, cancel context.CancelFunc) // between PrepareBatch and Send
 		sendErr bool
 	}{
-		{"sent, then the caller's context ends and the deadline passes", func(context.CancelFunc) {}, false},
-		{"the caller's context ends before Send", func(cancel context.CancelFunc) { cancel(); time.Sleep(50 * time.Millisecond) }, true},
-		{"the deadline passes before Send", func(context.CancelFunc) { time.Sleep(2 * s.opts.Timeout) }, true},
+		{"sent, then the caller's context ends and the deadline passes", func(*testing.T, context.CancelFunc) {}, false},
+		{"the caller's context ends before Send", func(t *testing.T, cancel context.CancelFunc) { cancel(); driverDone(t, rec) }, true},
+		{"the deadline passes before Send", func(t *testing.T, _ context.CancelFunc) { driverDone(t, rec) }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +76,7 @@ func TestBatchContextOutlivesSend(t *testing.T) {
 			if err := b.Append(uint64(1)); err != nil {
 				t.Fatal(err)
 			}
-			tc.before(cancel)
+			tc.before(t, cancel)
 			err = b.Send()
 			if tc.sendErr {
 				if err == nil || !errors.Is(err, sinks.ErrUnavailable) {

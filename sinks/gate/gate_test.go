@@ -172,6 +172,7 @@ func TestLocalSync(t *testing.T) {
 		wg.Wait()
 		g.Sync()
 		reader := gate.New(db, 0)
+		t.Cleanup(func() { _ = reader.Close() }) // before the database's, after a Fatal too
 		for i, id := range ids {
 			if s, _, err := reader.Begin(ctx, app, id); err != nil || s != gate.Accepted {
 				t.Fatalf("round %d: id %d not in Badger after Sync: %v %v", round, i, s, err)
@@ -192,7 +193,9 @@ func BenchmarkLocalBeginUnderWrites(b *testing.B) {
 		b.Fatal(err)
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { // ends at stop
+	// The writer ends at stop, before the database closes, even after a Fatal.
+	b.Cleanup(func() { close(stop); <-done })
+	go func() {
 		defer close(done)
 		val := make([]byte, 16<<10)
 		for i := 0; ; i++ {
@@ -225,8 +228,6 @@ func BenchmarkLocalBeginUnderWrites(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	close(stop)
-	<-done
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100])/1e3, "p99-µs")
