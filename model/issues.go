@@ -357,6 +357,20 @@ type WalkEvent struct {
 	Title     string // the issue's title (IssueDisplay.Title)
 }
 
+// WalkEventOf is the WalkEvent of an event, and whether it is one: a screen event, or a crash
+// or ANR. Its strings alias the event's.
+func WalkEventOf(e *Event) (WalkEvent, bool) {
+	v := AppVersion{Name: e.Attribute.AppVersion, Code: e.Attribute.AppBuild}
+	if e.Facts.Screen != "" {
+		return WalkEvent{Timestamp: e.Timestamp, Version: v, Screen: e.Facts.Screen}, true
+	}
+	switch c := ClassOf(e.Type, &e.Facts); c {
+	case ClassCrash, ClassANR:
+		return WalkEvent{Timestamp: e.Timestamp, Version: v, GroupID: e.Facts.GroupID, Class: c, Title: e.Facts.Issue.Title()}, true
+	}
+	return WalkEvent{}, false
+}
+
 // WalkQuery selects the sessions a journey is built from: every session of the app with a walk
 // event (a screen event, or a crash or ANR with a group) in [From, To) — a handled exception
 // alone selects none — or, with GroupID set, only those with an issue event of that group and

@@ -719,20 +719,6 @@ func sortedSet(m map[string]struct{}) []string {
 	return out
 }
 
-// walkEvent is the WalkEvent of a row, and whether it is one: a screen event, or a crash or
-// ANR with a group. Its strings alias the row.
-func walkEvent(e *model.Event) (model.WalkEvent, bool) {
-	if e.Facts.Screen != "" {
-		return model.WalkEvent{Timestamp: e.Timestamp, Version: versionOf(e), Screen: e.Facts.Screen}, true
-	}
-	switch c := model.ClassOf(e.Type, &e.Facts); c {
-	case model.ClassCrash, model.ClassANR:
-		return model.WalkEvent{Timestamp: e.Timestamp, Version: versionOf(e), GroupID: e.Facts.GroupID,
-			Class: c, Title: e.Facts.Issue.Title()}, true
-	}
-	return model.WalkEvent{}, false
-}
-
 // SessionWalks calls fn with the walk events of each session q selects; see sinks.Analytics.
 // One scan of the window selects the sessions, a second one over all of the app's rows
 // collects their walk events, ascending by (timestamp, id) as the rows are keyed. fn runs
@@ -768,7 +754,7 @@ func (s *Store) SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(se
 			if q.GroupID != "" {
 				selected = e.Facts.GroupID == q.GroupID && model.ClassOf(e.Type, &e.Facts) == q.Class
 			} else {
-				_, selected = walkEvent(e)
+				_, selected = model.WalkEventOf(e)
 			}
 			if selected {
 				walks[e.SessionID] = nil
@@ -789,7 +775,7 @@ func (s *Store) SessionWalks(ctx context.Context, q *model.WalkQuery, fn func(se
 			if err := v.rest(false); err != nil {
 				return false, rowErr(ts, id, err)
 			}
-			w, ok := walkEvent(&v.e)
+			w, ok := model.WalkEventOf(&v.e)
 			if !ok {
 				return true, nil
 			}

@@ -468,7 +468,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 
 // walkStepOf is the step of an event row being written, ok false when it is no walk event.
 func walkStepOf(e *model.Event) (walkStep, bool) {
-	w, ok := walkEvent(e)
+	w, ok := model.WalkEventOf(e)
 	return walkStep{id: e.ID, w: w}, ok
 }
 

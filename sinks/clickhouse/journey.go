@@ -109,11 +109,6 @@ const (
 	rollupsNo  = 2
 )
 
-// isWalkEvent says whether e is a walk event (a screen, or a crash or ANR with a group).
-func isWalkEvent(e *model.Event) bool {
-	return e.Facts.Screen != "" || model.JourneyKind(model.ClassOf(e.Type, &e.Facts)) != ""
-}
-
 // markJourneys writes the marks of events just inserted (see above).
 func (s *Store) markJourneys(ctx context.Context, events []model.Event) error {
 	if on, err := s.rollupsOn(ctx); !on {
@@ -122,7 +117,7 @@ func (s *Store) markJourneys(ctx context.Context, events []model.Event) error {
 	var marks []journeyMark // per app; a batch has one app or a few
 	for i := range events {
 		e := &events[i]
-		if !isWalkEvent(e) {
+		if _, walk := model.WalkEventOf(e); !walk {
 			continue
 		}
 		d := floorDay(e.Timestamp)
@@ -304,14 +299,9 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 	// What to walk: the spans no build holds for, with the parts of days at either end.
 	var walks [][2]int64
 	add := func(a, b int64) {
-		if a >= b {
-			return
+		if a < b {
+			walks = addSpan(walks, a, b)
 		}
-		if n := len(walks); n > 0 && walks[n-1][1] == a {
-			walks[n-1][1] = b
-			return
-		}
-		walks = append(walks, [2]int64{a, b})
 	}
 	add(from, d0)
 	var stale []daySpan
@@ -478,13 +468,22 @@ func (s *Store) pruneJourneyBuilds(ctx context.Context, app uuid.UUID) error {
 	if len(old) == 0 {
 		return nil
 	}
+	var q query
+	q.sql("built IN (")
+	list(&q, old)
+	q.sql(")")
+	if err := s.deleteBuilds(ctx, app, q.String(), q.args...); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// deleteBuilds deletes the app's journey builds (their spans and facts) that cond selects, one
+// mutation per table.
+func (s *Store) deleteBuilds(ctx context.Context, app uuid.UUID, cond string, args ...any) error {
 	for _, table := range []string{"journey_builds", "journey_days"} {
-		var q query
-		q.sql("ALTER TABLE "+table+" DELETE WHERE app_id = toUUID(?) AND built IN (", app)
-		list(&q, old)
-		q.sql(")")
-		if err := s.conn.Exec(ctx, q.String(), q.args...); err != nil {
-			return fail(err)
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE app_id = toUUID(?) AND "+cond, append([]any{app}, args...)...); err != nil {
+			return fmt.Errorf("%s: %w", table, err)
 		}
 	}
 	return nil

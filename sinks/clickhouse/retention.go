@@ -85,10 +85,8 @@ func (s *Store) dropJourneyBuilds(ctx context.Context, appID uuid.UUID) error {
 	if err := s.writeMarks(ctx, []journeyMark{{app: appID, day: math.MinInt64}}, true); err != nil {
 		return err
 	}
-	for _, table := range []string{"journey_builds", "journey_days"} {
-		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE app_id = toUUID(?) AND built < ?", appID, at); err != nil {
-			return fmt.Errorf("clickhouse: delete journey builds of app %s: %w", appID, err)
-		}
+	if err := s.deleteBuilds(ctx, appID, "built < ?", at); err != nil {
+		return fmt.Errorf("clickhouse: delete journey builds of app %s: %w", appID, err)
 	}
 	return nil
 }
