@@ -22,8 +22,9 @@ import (
 // writer of those keys while it is open, and must Add each key before writing it, holding the
 // filter (Hold) from the first Add until the write is committed.
 //
-// The first Ensure starts a build: keys-only scans in the background, during which the filter
-// answers "may hold" for every key. Once it holds more keys than its size keeps accurate, a new
+// The first Ensure starts a build: it takes a snapshot, and keys-only scans of it run in the
+// background, during which the filter answers "may hold" for every key. Ensure must be called
+// only while the database is open (by its user, never after the owner closed it). Once it holds more keys than its size keeps accurate, a new
 // one, sized for the keys then present, is built the same way while the current one goes on
 // answering; so a build also forgets keys that expired (TTL) or were deleted. A filter is at
 // most keyFilterMaxWords; past that it answers "may hold" more often, never wrongly.
@@ -42,6 +43,15 @@ type KeyFilter struct {
 	mu   sync.RWMutex
 	cur  atomic.Pointer[bloom] // answers; nil until the first build ends
 	next atomic.Pointer[bloom] // being built; Add adds to it too
+
+	// While a build counts its snapshot it has no filter yet: the keys added meanwhile are
+	// recorded (by hash) and added to its filter when it is made. Switched under mu, held
+	// exclusively, so no Add sees half of the switch.
+	recording atomic.Bool
+	pmu       sync.Mutex
+	pending   []uint64
+	pendingN  int         // keys recorded, kept or not
+	retry     atomic.Bool // a build gave up on too many recorded keys: the next Ensure starts one
 }
 
 // KeyFilterMinWords is the smallest filter, in 64-bit words (64 KiB): tests that want rebuilds
@@ -121,6 +131,8 @@ func (f *KeyFilter) Add(k []byte) (unseen bool) {
 	h := f.hash(k)
 	if n := f.next.Load(); n != nil {
 		n.add(h)
+	} else if f.recording.Load() {
+		f.record(h)
 	}
 	c := f.cur.Load()
 	if c == nil {
@@ -128,6 +140,22 @@ func (f *KeyFilter) Add(k []byte) (unseen bool) {
 	}
 	return !c.add(h)
 }
+
+// record keeps h for the build counting its snapshot. Past keyFilterMaxPending it keeps
+// none and the build's filter is not used: a count that slow means the build is starved.
+func (f *KeyFilter) record(h uint64) {
+	f.pmu.Lock()
+	if f.recording.Load() {
+		if f.pendingN++; f.pendingN <= keyFilterMaxPending {
+			f.pending = append(f.pending, h)
+		}
+	}
+	f.pmu.Unlock()
+}
+
+// keyFilterMaxPending bounds the keys recorded during a build's count (32 MiB): at 60k keys/s
+// that is 9 minutes of count.
+const keyFilterMaxPending = 1 << 22
 
 // MayHold says whether k may be in the database: false only when it is certain that it is not
 // (nobody added it, and the build found it absent), true until a build has ended.
@@ -159,12 +187,19 @@ func (f *KeyFilter) Close() {
 // built again (to forget keys that expired or were deleted meanwhile), once it is full.
 const keyFilterRefresh = 24 * time.Hour
 
-// Ensure starts the first build (once), and a new one once the current filter is full. It
-// never waits: builds run in the background.
+// Ensure starts the first build (once), and a new one once the current filter is full. The
+// builds run in the background; the call that starts one waits only to take its snapshot
+// (startBuild).
 func (f *KeyFilter) Ensure(db *badger.DB) {
 	f.start.Do(func() { f.startBuild(db) })
 	c := f.cur.Load()
-	if c == nil || c.added.Load() <= c.limit {
+	if c == nil {
+		if f.retry.CompareAndSwap(true, false) {
+			f.startBuild(db)
+		}
+		return
+	}
+	if c.added.Load() <= c.limit {
 		return
 	}
 	// A build sizes its filter for twice the keys it counted, so one is full again only after
@@ -176,38 +211,55 @@ func (f *KeyFilter) Ensure(db *badger.DB) {
 }
 
 // startBuild starts a build in a goroutine that ends with its scans; none starts while one
-// runs, nor after Close.
+// runs, nor after Close. It takes the build's snapshot itself, in its caller: a caller uses
+// the database, so it is open, whereas a goroutine that takes a Badger transaction once the
+// database is closed waits forever (its read timestamp waits for commits nobody marks done).
+// So it waits for the filter's writers under way and for Badger's earlier commits, once per
+// build.
 func (f *KeyFilter) startBuild(db *badger.DB) {
 	if !f.building.CompareAndSwap(false, true) {
 		return
 	}
 	f.mu.Lock()
-	if f.closed.Load() {
+	if f.closed.Load() || db.IsClosed() {
 		f.mu.Unlock()
 		f.building.Store(false)
 		return
 	}
+	// No writer is between an Add and its commit: what the snapshot lacks is added after it,
+	// and recorded until the build has a filter to add it to.
+	txn := db.NewTransaction(false)
+	f.recording.Store(true)
 	f.builds.Add(1)
 	f.mu.Unlock()
-	go f.build(db) // ends when its scans do, or at Close
+	go f.build(db, txn) // ends when its scans do, or at Close
 }
 
-// build counts the keys present, sizes a filter for twice as many, and fills it from a
-// snapshot taken when it is published: what that snapshot lacks, writers add to it. So the
-// filter holds no key that expired or was deleted before the build, and its size follows the
-// keys present rather than all the keys it was ever told of.
-func (f *KeyFilter) build(db *badger.DB) {
+// testBuildStep, when set (tests), is called by a build at its steps: "start", "counted".
+var testBuildStep func(step string)
+
+// build counts the keys in txn's snapshot, sizes a filter for twice as many, and fills it from
+// the same snapshot; the keys added since the snapshot (recorded during the count) go into it
+// too. So the filter holds no key that expired or was deleted before the build, and its size
+// follows the keys present rather than all the keys it was ever told of.
+func (f *KeyFilter) build(db *badger.DB, txn *badger.Txn) {
 	defer f.builds.Done()
 	defer f.building.Store(false)
+	defer f.stopRecording()
+	defer txn.Discard()
 	// Badger panics with ErrDBClosed when its database is closed under a transaction. An owner
 	// that closes the filter before its database stops the scan first; one that closes the
 	// database first loses the build, nothing else.
 	defer func() { _ = recover() }()
-	count := db.NewTransaction(false)
-	n, ok := f.scan(db, count, nil)
-	count.Discard()
+	if testBuildStep != nil {
+		testBuildStep("start")
+	}
+	n, ok := f.scan(db, txn, nil)
 	if !ok {
 		return
+	}
+	if testBuildStep != nil {
+		testBuildStep("counted")
 	}
 	b := f.newBloom(2 * n)
 	f.mu.Lock()
@@ -215,15 +267,34 @@ func (f *KeyFilter) build(db *badger.DB) {
 		f.mu.Unlock()
 		return
 	}
+	f.pmu.Lock()
+	if f.pendingN > keyFilterMaxPending {
+		f.pmu.Unlock()
+		f.mu.Unlock()
+		f.retry.Store(true)
+		return
+	}
+	for _, h := range f.pending {
+		b.add(h)
+	}
+	f.pending, f.pendingN = nil, 0
+	f.recording.Store(false)
+	f.pmu.Unlock()
 	f.next.Store(b)
-	txn := db.NewTransaction(false) // the snapshot
 	f.mu.Unlock()
 	defer f.next.CompareAndSwap(b, nil)
-	defer txn.Discard()
 	if b.scanned, ok = f.scan(db, txn, b); ok {
 		b.built = time.Now()
 		f.cur.Store(b)
 	}
+}
+
+// stopRecording drops the keys recorded for a build that ended without a filter.
+func (f *KeyFilter) stopRecording() {
+	f.pmu.Lock()
+	f.recording.Store(false)
+	f.pending, f.pendingN = nil, 0
+	f.pmu.Unlock()
 }
 
 // scan counts every key under the prefixes in txn's snapshot, adding each to b unless b is

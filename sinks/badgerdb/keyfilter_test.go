@@ -197,3 +197,133 @@ func TestKeyFilterRebuildForgets(t *testing.T) {
 		t.Errorf("the rebuilt filter has %d words with no key present, want 16", f.Words())
 	}
 }
+
+// setBuildStep makes builds call step at their steps until the test ends (after the filters
+// it closes: cleanups run last first, so register this before them).
+func setBuildStep(t *testing.T, step func(string)) {
+	testBuildStep = step
+	t.Cleanup(func() { testBuildStep = nil })
+}
+
+// A database closed before the build's goroutine runs (its owner closed it without closing
+// the filter first, as the CI run of 5de5bbb did in a test) ends the build: Close returns. A
+// goroutine that takes its own transaction then waits forever if the database's last commit
+// was not yet marked applied when it closed (Badger's read timestamp waits for that mark),
+// which happens now and then; so this tries many times.
+func TestKeyFilterDatabaseClosedBeforeBuildRuns(t *testing.T) {
+	var closed chan struct{}
+	setBuildStep(t, func(step string) {
+		if step == "start" {
+			<-closed
+		}
+	})
+	set := func(db *badger.DB, k string) {
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(k), nil) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 200 {
+		db, err := Open("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(db, "t/1")
+		closed = make(chan struct{})
+		f := NewKeyFilter(KeyFilterMinWords, []byte("t/"))
+		f.Ensure(db)
+		set(db, "t/2") // its commit's mark may still be on its way when the database closes
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		close(closed)
+		done := make(chan struct{})
+		go func() { f.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not return within 10 s of the database's close")
+		}
+		f.Ensure(db) // on a closed database: starts nothing
+		if f.building.Load() {
+			t.Fatal("Ensure started a build after Close")
+		}
+	}
+}
+
+// Ensure takes the build's snapshot before it returns, while its caller has the database
+// open: keys written behind the filter's back after that are not in the build, though the
+// build's goroutine runs only after them. (A goroutine that took its own snapshot could find
+// the database closed.)
+func TestKeyFilterSnapshotTakenByEnsure(t *testing.T) {
+	wrote := make(chan struct{})
+	setBuildStep(t, func(step string) {
+		if step == "start" {
+			<-wrote
+		}
+	})
+	db := memDB(t)
+	f := NewKeyFilter(KeyFilterMinWords, []byte("t/"))
+	defer f.Close()
+	f.Ensure(db)
+	err := db.Update(func(txn *badger.Txn) error {
+		for i := range 100 {
+			if err := txn.Set(fmt.Appendf(nil, "t/behind/%d", i), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	close(wrote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFilterReady(t, f)
+	held := 0
+	for i := range 100 {
+		if f.MayHold(fmt.Appendf(nil, "t/behind/%d", i)) {
+			held++
+		}
+	}
+	if held > 3 {
+		t.Errorf("%d of 100 keys written after Ensure returned are in the build: its snapshot was taken later", held)
+	}
+}
+
+// Keys added while a build counts its snapshot are held by the filter it makes, as are those
+// added while it fills it.
+func TestKeyFilterKeysAddedUnderBuild(t *testing.T) {
+	db := memDB(t)
+	var f *KeyFilter
+	write := func(k string) {
+		f.Hold()
+		f.Add([]byte(k))
+		err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(k), nil) })
+		f.Release()
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	setBuildStep(t, func(step string) {
+		switch step {
+		case "start":
+			write("t/during-count")
+		case "counted":
+			write("t/after-count")
+		}
+	})
+	for i := range 5000 {
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(fmt.Appendf(nil, "t/%08d", i), nil) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f = NewKeyFilter(KeyFilterMinWords, []byte("t/"))
+	defer f.Close()
+	f.Ensure(db)
+	keyFilterReady(t, f)
+	write("t/after-build")
+	for _, k := range []string{"t/00000000", "t/00004999", "t/during-count", "t/after-count", "t/after-build"} {
+		if !f.MayHold([]byte(k)) {
+			t.Errorf("%s, written, is said to be absent", k)
+		}
+	}
+}

@@ -134,6 +134,9 @@ func New(db *badger.DB, ttl time.Duration) *Local {
 		g.shards[i].inflight = map[key]struct{}{}
 		g.shards[i].unwritten = map[key][]byte{}
 	}
+	// The filter's first build starts here, where waiting for its snapshot holds up no
+	// request (Begin would wait under its shard's lock).
+	g.ids.Ensure(db)
 	return g
 }
 
