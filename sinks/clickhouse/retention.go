@@ -68,9 +68,13 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 		}
 		deleted = deleted || r.table == "events"
 	}
-	switch {
-	case !rollups:
+	if !rollups {
 		return nil
+	}
+	if err := s.deleteStarts(ctx, appID, cut); err != nil {
+		return err
+	}
+	switch {
 	case deleted:
 		return s.dropJourneyBuilds(ctx, appID)
 	}
