@@ -598,17 +598,10 @@ func (s *Store) sessionWalks(ctx context.Context, wq *model.WalkQuery, until int
 		selSQL = "(" + issueRowsSQL + " AND group_id = ? AND " + classSQL + " = " + strconv.Itoa(int(wq.Class)) + ")"
 		selArgs = []any{wq.GroupID}
 	}
-	start, known, err := s.walkStart(ctx, wq.App, wq.From, wq.To, selSQL, selArgs)
-	if err != nil {
-		return fmt.Errorf("clickhouse: session walks of app %s: %w", wq.App, err)
-	}
 	var q query
 	q.sql("SELECT session_id, timestamp, "+idSQL+" AS sid, app_version, app_build, screen, group_id,"+
 		" toUInt8("+classSQL+") AS class, issue_type, issue_file, toUInt8("+walkSQL+") AS walk"+
 		" FROM events WHERE app_id = toUUID(?) AND ", wq.App)
-	if known { // no event of the sessions is before start (starts.go)
-		q.sql("timestamp >= ? AND time >= toDateTime(?) AND ", start, dateTime(start))
-	}
 	if until != math.MaxInt64 {
 		q.sql("timestamp < ? AND time <= toDateTime(?) AND ", until, dateTime(until))
 	}
@@ -640,7 +633,7 @@ func (s *Store) sessionWalks(ctx context.Context, wq *model.WalkQuery, until int
 		events = events[:0]
 		return fnErr
 	}
-	err = s.each(ctx, &q, func(scan func(...any) error) error {
+	err := s.each(ctx, &q, func(scan func(...any) error) error {
 		if err := scan(&session, &e.Timestamp, &sid, &e.Version.Name, &e.Version.Code, &e.Screen,
 			&e.GroupID, &class, &d.Type, &d.FileName, &walk); err != nil {
 			return err

@@ -68,13 +68,9 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 		}
 		deleted = deleted || r.table == "events"
 	}
-	if !rollups {
-		return nil
-	}
-	if err := s.deleteStarts(ctx, appID, cut); err != nil {
-		return err
-	}
 	switch {
+	case !rollups:
+		return nil
 	case deleted:
 		return s.dropJourneyBuilds(ctx, appID)
 	}

@@ -51,7 +51,6 @@ type Store struct {
 	marks     journeyMarks     // the journey marks written lately (journey.go)
 	rollups   atomic.Int32     // whether journey rollups are on: 0 not asked yet, rollupsYes, rollupsNo
 	lastBuilt atomic.Int64     // the time of this store's latest journey build
-	starts    sessionStarts    // the session starts written lately (starts.go)
 	clock     func() time.Time // time.Now; tests move it on
 }
 
@@ -221,10 +220,6 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 	for i := range events {
 		ud += len(events[i].UserDefined)
 		att += len(events[i].Attachments)
-	}
-	// Before the insert: a session's events are never read without its start (starts.go).
-	if err := s.writeStarts(ctx, events); err != nil {
-		return err
 	}
 	c := newEventCols(len(events), ud, att)
 	for i := range events {
