@@ -191,11 +191,12 @@ const keyFilterRefresh = 24 * time.Hour
 // builds run in the background; the call that starts one waits only to take its snapshot
 // (startBuild).
 func (f *KeyFilter) Ensure(db *badger.DB) {
-	f.start.Do(func() { f.startBuild(db) })
+	f.start.Do(func() { _ = f.startBuild(db) })
 	c := f.cur.Load()
 	if c == nil {
-		if f.retry.CompareAndSwap(true, false) {
-			f.startBuild(db)
+		// A build that gave up may not have ended yet: the retry waits for the next call.
+		if f.retry.CompareAndSwap(true, false) && !f.startBuild(db) {
+			f.retry.Store(true)
 		}
 		return
 	}
@@ -206,7 +207,7 @@ func (f *KeyFilter) Ensure(db *badger.DB) {
 	// that many more keys, unless the cap held it smaller: then a new one helps only if keys
 	// went meanwhile, which a daily build finds out.
 	if c.scanned <= c.limit/2 || time.Since(c.built) > keyFilterRefresh {
-		f.startBuild(db)
+		_ = f.startBuild(db)
 	}
 }
 
@@ -216,15 +217,15 @@ func (f *KeyFilter) Ensure(db *badger.DB) {
 // database is closed waits forever (its read timestamp waits for commits nobody marks done).
 // So it waits for the filter's writers under way and for Badger's earlier commits, once per
 // build.
-func (f *KeyFilter) startBuild(db *badger.DB) {
+func (f *KeyFilter) startBuild(db *badger.DB) (started bool) {
 	if !f.building.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	f.mu.Lock()
 	if f.closed.Load() || db.IsClosed() {
 		f.mu.Unlock()
 		f.building.Store(false)
-		return
+		return false
 	}
 	// No writer is between an Add and its commit: what the snapshot lacks is added after it,
 	// and recorded until the build has a filter to add it to.
@@ -233,6 +234,7 @@ func (f *KeyFilter) startBuild(db *badger.DB) {
 	f.builds.Add(1)
 	f.mu.Unlock()
 	go f.build(db, txn) // ends when its scans do, or at Close
+	return true
 }
 
 // testBuildStep, when set (tests), is called by a build at its steps: "start", "counted".
@@ -246,11 +248,12 @@ func (f *KeyFilter) build(db *badger.DB, txn *badger.Txn) {
 	defer f.builds.Done()
 	defer f.building.Store(false)
 	defer f.stopRecording()
-	defer txn.Discard()
 	// Badger panics with ErrDBClosed when its database is closed under a transaction. An owner
 	// that closes the filter before its database stops the scan first; one that closes the
-	// database first loses the build, nothing else.
+	// database first loses the build, nothing else. Deferred before Discard, which can panic
+	// too (an iterator a panicking scan left open).
 	defer func() { _ = recover() }()
+	defer txn.Discard()
 	if testBuildStep != nil {
 		testBuildStep("start")
 	}

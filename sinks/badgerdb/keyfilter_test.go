@@ -243,7 +243,8 @@ func TestKeyFilterDatabaseClosedBeforeBuildRuns(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Close did not return within 10 s of the database's close")
 		}
-		f.Ensure(db) // on a closed database: starts nothing
+		f.retry.Store(true) // as after a build that gave up: Ensure tries to start one
+		f.Ensure(db)
 		if f.building.Load() {
 			t.Fatal("Ensure started a build after Close")
 		}
@@ -289,8 +290,8 @@ func TestKeyFilterSnapshotTakenByEnsure(t *testing.T) {
 	}
 }
 
-// Keys added while a build counts its snapshot are held by the filter it makes, as are those
-// added while it fills it.
+// Keys added while a build counts its snapshot (before and after its count) are held by the
+// filter it makes, as are those added after it.
 func TestKeyFilterKeysAddedUnderBuild(t *testing.T) {
 	db := memDB(t)
 	var f *KeyFilter
@@ -326,4 +327,22 @@ func TestKeyFilterKeysAddedUnderBuild(t *testing.T) {
 			t.Errorf("%s, written, is said to be absent", k)
 		}
 	}
+}
+
+// A retry asked for while the build that gave up has not yet ended is kept for the next
+// Ensure, not lost.
+func TestKeyFilterRetryWaitsForBuild(t *testing.T) {
+	db := memDB(t)
+	f := NewKeyFilter(KeyFilterMinWords, []byte("t/"))
+	defer f.Close()
+	f.start.Do(func() {}) // as if the first build had run and given up
+	f.retry.Store(true)
+	f.building.Store(true) // and had not ended yet
+	f.Ensure(db)
+	if !f.retry.Load() {
+		t.Fatal("the retry was dropped while a build was still under way")
+	}
+	f.building.Store(false)
+	f.Ensure(db)
+	keyFilterReady(t, f)
 }
