@@ -14,21 +14,24 @@ import (
 	"github.com/svc-dev/svc/model"
 )
 
-func TestDays(t *testing.T) {
-	d := dayNanos
-	for _, c := range []struct{ ts, floor, ceil int64 }{
-		{0, 0, 0},
-		{1, 0, d},
-		{d - 1, 0, d},
-		{d, d, d},
-		{-1, -d, 0},
-		{-d, -d, -d},
-		// Clamped to ±dayLimit first: no overflow, and the ends of a window beyond them are walked.
-		{math.MaxInt64, floorDay(dayLimit), floorDay(dayLimit) + d},
-		{math.MinInt64, floorDay(-dayLimit), floorDay(-dayLimit)},
+func TestHoursAndDays(t *testing.T) {
+	d, h := dayNanos, hourNanos
+	for _, c := range []struct{ ts, day, floor, ceil int64 }{
+		{0, 0, 0, 0},
+		{1, 0, 0, h},
+		{h - 1, 0, 0, h},
+		{h, 0, h, h},
+		{d - 1, 0, d - h, d},
+		{d, d, d, d},
+		{-1, -d, -h, 0},
+		{-h, -d, -h, -h},
+		{-d, -d, -d, -d},
+		// Clamped to ±timeLimit first: no overflow, and the ends of a window beyond them are walked.
+		{math.MaxInt64, floorDay(timeLimit), floorHour(timeLimit), floorHour(timeLimit) + h},
+		{math.MinInt64, floorDay(-timeLimit), floorHour(-timeLimit), floorHour(-timeLimit)},
 	} {
-		if f, c2 := floorDay(c.ts), ceilDay(c.ts); f != c.floor || c2 != c.ceil {
-			t.Errorf("floorDay, ceilDay(%d) = %d, %d; want %d, %d", c.ts, f, c2, c.floor, c.ceil)
+		if dd, f, c2 := floorDay(c.ts), floorHour(c.ts), ceilHour(c.ts); dd != c.day || f != c.floor || c2 != c.ceil {
+			t.Errorf("floorDay, floorHour, ceilHour(%d) = %d, %d, %d; want %d, %d, %d", c.ts, dd, f, c2, c.day, c.floor, c.ceil)
 		}
 	}
 }
@@ -133,9 +136,9 @@ func TestJourneyRollups(t *testing.T) {
 		}
 		return n
 	}
-	for deadline := time.Now().Add(30 * time.Second); count("journey_builds") != 1 || count("journey_days") != 1; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); count("journey_hour_builds") != 1 || count("journey_hours") != 1; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("after pruning: %d builds, rows of %d builds; want 1, 1", count("journey_builds"), count("journey_days"))
+			t.Fatalf("after pruning: %d builds, rows of %d builds; want 1, 1", count("journey_hour_builds"), count("journey_hours"))
 		}
 	}
 	plan, err := s.journeyPlan(ctxT(t), app, from, to)
@@ -148,6 +151,73 @@ func TestJourneyRollups(t *testing.T) {
 	got, want := factCounts(t, s.JourneyFacts, app, from, to), factCounts(t, s.walkFacts, app, from, to)
 	if !maps.Equal(got, want) {
 		t.Errorf("after pruning: JourneyFacts\n got %v\nwant %v", got, want)
+	}
+
+	// A window that cuts hours, as the dashboard's does: the parts of hours at its ends are
+	// walked, the whole hours between them come from a build (the one above holds for them), and
+	// a mark of a day ends every build's hold from that day's start on.
+	cut0, cut1 := day(0)+int64(90*time.Minute), day(2)+int64(30*time.Minute)
+	h0, h1 := day(0)+int64(2*time.Hour), day(2)
+	heldAfter := func(name string, want [][2]int64) {
+		t.Helper()
+		got, walked := factCounts(t, s.JourneyFacts, app, cut0, cut1), factCounts(t, s.walkFacts, app, cut0, cut1)
+		if len(walked) == 0 || !maps.Equal(got, walked) {
+			t.Fatalf("%s: JourneyFacts over a cut window\n got %v\nwant %v", name, got, walked)
+		}
+		plan, err := s.journeyPlan(ctxT(t), app, h0, h1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held [][2]int64
+		for _, sp := range plan {
+			if sp.built != 0 {
+				held = addSpan(held, sp.from, sp.to)
+			}
+		}
+		if fmt.Sprint(held) != fmt.Sprint(want) {
+			t.Errorf("%s: a build holds for %v of the cut window's whole hours, want %v", name, held, want)
+		}
+	}
+	now = t0.Add(9 * time.Minute)
+	heldAfter("cut window", [][2]int64{{h0, h1}})
+	now = t0.Add(10 * time.Minute)
+	if err := s.WriteEvents(ctxT(t), screenEvents(day(1)+int64(5*time.Hour), 2)); err != nil {
+		t.Fatal(err)
+	}
+	// Asked within the margin of the mark: the hours from day 1 on are walked, not built.
+	now = t0.Add(10*time.Minute + 5*time.Second)
+	heldAfter("cut window, rows of day 1", [][2]int64{{h0, day(1)}})
+	now = t0.Add(11 * time.Minute)
+	heldAfter("cut window, rows of day 1, asked a minute later: built", [][2]int64{{h0, h1}})
+
+	// A window from 2 ms into an hour with no walk event before it (the dashboard's 12:00:00.002)
+	// is answered from that whole hour's build; once a row is written in those 2 ms, the rest of
+	// the hour is walked again, and the row's facts stay out of the answer.
+	cut0, h0 = day(1)+int64(2*time.Millisecond), day(1)
+	for _, st := range []struct {
+		name  string
+		at    time.Duration
+		write []model.Event
+		held  [][2]int64
+	}{
+		// Rows later in day 1 end the builds' hold on all of it; the window's first hour is
+		// then walked whole and built with the rest (a window not moved to the hour's start
+		// would build from the next hour on).
+		{name: "rows later in day 1", at: 12 * time.Minute, write: screenEvents(day(1)+int64(5*time.Hour), 1)},
+		{name: "from 2 ms into an hour", at: 13 * time.Minute, held: [][2]int64{{h0, h1}}},
+		{name: "a row in those 2 ms", at: 14 * time.Minute, write: screenEvents(day(1)+int64(time.Millisecond), 1)},
+		{name: "asked within the margin", at: 14*time.Minute + 5*time.Second, held: nil},
+		// The hour with the row is no longer whole in the window: walked from cut0, not built.
+		{name: "asked a minute later: built", at: 15 * time.Minute, held: [][2]int64{{h0 + int64(time.Hour), h1}}},
+	} {
+		now = t0.Add(st.at)
+		if st.write != nil {
+			if err := s.WriteEvents(ctxT(t), st.write); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		heldAfter(st.name, st.held)
 	}
 }
 
@@ -165,17 +235,17 @@ func TestRollupsFor(t *testing.T) {
 func TestSuperseded(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		builds []daySpan // newest first
+		builds []hourSpan // newest first
 		want   string
 	}{
 		{"none", nil, "[]"},
-		{"one", []daySpan{{1, 9, 5}}, "[]"},
-		{"covered by a newer", []daySpan{{1, 9, 5}, {2, 4, 3}, {1, 9, 2}}, "[3 2]"},
-		{"covered by two newer together", []daySpan{{5, 9, 6}, {1, 5, 5}, {2, 8, 3}}, "[3]"},
-		{"sticks out", []daySpan{{2, 9, 5}, {1, 3, 4}}, "[]"},
+		{"one", []hourSpan{{1, 9, 5}}, "[]"},
+		{"covered by a newer", []hourSpan{{1, 9, 5}, {2, 4, 3}, {1, 9, 2}}, "[3 2]"},
+		{"covered by two newer together", []hourSpan{{5, 9, 6}, {1, 5, 5}, {2, 8, 3}}, "[3]"},
+		{"sticks out", []hourSpan{{2, 9, 5}, {1, 3, 4}}, "[]"},
 		// A build of two spans, one of them covered: kept whole.
-		{"one span of two covered", []daySpan{{5, 9, 7}, {1, 3, 6}, {5, 8, 6}, {1, 3, 2}}, "[2]"},
-		{"both spans covered", []daySpan{{1, 9, 7}, {1, 3, 6}, {5, 8, 6}}, "[6]"},
+		{"one span of two covered", []hourSpan{{5, 9, 7}, {1, 3, 6}, {5, 8, 6}, {1, 3, 2}}, "[2]"},
+		{"both spans covered", []hourSpan{{1, 9, 7}, {1, 3, 6}, {5, 8, 6}}, "[6]"},
 	} {
 		if got := fmt.Sprint(superseded(c.builds)); got != c.want {
 			t.Errorf("%s: superseded = %s, want %s", c.name, got, c.want)
@@ -227,5 +297,81 @@ func TestRecent(t *testing.T) {
 		if got := recent(t0, t0.Add(c.d)); got != c.want {
 			t.Errorf("recent after %v = %v, want %v", c.d, got, c.want)
 		}
+	}
+}
+
+// TestJourneyRollupsByDay: facts read from rollups come one per fact and UTC day, whatever hours
+// and builds the day's facts were kept in, with their first and last time inside the day; on
+// both sides of midnight of a normal date and of 1970-01-01, where a day is a floor division of
+// negative times.
+func TestJourneyRollupsByDay(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		midnight int64
+	}{{"2026-03-02", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC).UnixNano()}, {"1970-01-01", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := migrated(t)
+			var now time.Time
+			s.clock = func() time.Time { return now }
+			t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+			app := uuid.New()
+			// A session every 30 minutes from 3 h before midnight to 3 h after, each moving from
+			// one screen to another (a session counts a move once), so each hour has the same
+			// facts.
+			var events []model.Event
+			for i := range 12 {
+				session := uuid.New()
+				for j, screen := range []string{"Home", "List"} {
+					events = append(events, model.Event{ID: uuid.New(), AppID: app, SessionID: session, Type: "screen_view",
+						Timestamp: c.midnight - int64(3*time.Hour) + int64(i)*int64(30*time.Minute) + int64(j)*int64(5*time.Minute),
+						Attribute: model.Attributes{AppVersion: "1.0", AppBuild: "1"},
+						Facts:     model.EventFacts{Screen: screen}})
+				}
+			}
+			now = t0
+			if err := s.WriteEvents(ctxT(t), events); err != nil {
+				t.Fatal(err)
+			}
+			from, to := c.midnight-int64(5*time.Hour), c.midnight+int64(5*time.Hour)
+			walked := factCounts(t, s.walkFacts, app, from, to)
+			// The first call (a minute after the write) builds the hours, in two builds: the day
+			// before midnight first, then the whole window.
+			for i, step := range []struct {
+				at       time.Duration
+				from, to int64
+			}{{time.Minute, from, c.midnight}, {2 * time.Minute, from, to}, {3 * time.Minute, from, to}} {
+				now = t0.Add(step.at)
+				type key struct {
+					fact string
+					day  int64
+				}
+				seen := map[key]bool{}
+				err := s.JourneyFacts(ctxT(t), app, step.from, step.to, func(f *model.JourneyFact) error {
+					d := floorDay(f.Event.Timestamp)
+					if floorDay(f.LastTime()) != d {
+						t.Errorf("step %d: fact %q→%q from %d to %d crosses a day", i, f.From, f.Event.Screen, f.Event.Timestamp, f.LastTime())
+					}
+					k := key{f.From + "→" + f.Event.Screen, d}
+					if i == 2 && seen[k] {
+						t.Errorf("step %d: fact %s twice in day %d", i, k.fact, d)
+					}
+					seen[k] = true
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := factCounts(t, s.JourneyFacts, app, from, to); len(walked) == 0 || !maps.Equal(got, walked) {
+				t.Errorf("JourneyFacts\n got %v\nwant %v", got, walked)
+			}
+			plan, err := s.journeyPlan(ctxT(t), app, from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan) != 2 || plan[0].built == 0 || plan[1].built == 0 || plan[0].to != c.midnight {
+				t.Errorf("plan %v, want two builds, split at midnight, holding for the window", plan)
+			}
+		})
 	}
 }
