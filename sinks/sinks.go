@@ -168,7 +168,7 @@ type Analytics interface {
 	// [from, to), in no particular order: the facts AddSessionWalk counts over SessionWalks of
 	// the window with KeepWalkEvent(from, to, nil). A store may pass facts summed
 	// (model.JourneyFact's N and Last: facts equal but for their events' times and ids, in one
-	// UTC day that lies whole in [from, to)); a caller counts f.Count() of each. fn's fact is
+	// UTC day, every time of them in [from, to)); a caller counts f.Count() of each. fn's fact is
 	// reused after it returns; an error from fn stops the walk and is returned.
 	JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error
 	// PathSessions returns, for the n sessions whose latest issue event of the group and class

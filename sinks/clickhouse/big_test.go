@@ -254,8 +254,8 @@ func BenchmarkBigJourneyFacts(b *testing.B) {
 		name     string
 		from, to int64
 	}{
-		// From 12:00:00.002, as make bench asks the dashboard window (cmd/bench DashboardWindow): the rest of that
-		// hour is walked, the hours after it come from rollups.
+		// From 12:00:00.002, as make bench asks the dashboard window (cmd/bench DashboardWindow):
+		// that hour, with no walk event before .002, and the hours after it come from rollups.
 		{"half day", today.AddDate(0, 0, -5).Add(12*time.Hour + 2*time.Millisecond).UnixNano(), today.AddDate(0, 0, -4).UnixNano()},
 		// The same cut with five days of events before it rather than one and a half: the walk
 		// reads every walk event before its window (its sessions may have begun at any time),

@@ -219,10 +219,18 @@ func (s *Store) journeyBuilds(ctx context.Context, app uuid.UUID, rest string, a
 	return builds, nil
 }
 
-// journeyPlan splits the whole hours [h0, h1) into spans a build holds for (built set) and
-// spans to walk (built 0), adjacent ones merged. A mark of a day counts from the day's start,
+// planSpan is a span of a plan: a build holds for it (built set) or it is walked (built 0).
+// A walked span is dead when a mark already ends the hold of a build made at the plan's time:
+// writing one would only add rows to prune (today's hours, while the app sends events).
+type planSpan struct {
+	hourSpan
+	dead bool
+}
+
+// journeyPlan splits the whole hours [h0, h1) into spans a build holds for and spans to walk,
+// adjacent ones merged, for a build made at now. A mark of a day counts from the day's start,
 // clamped to h0: from there on no build older than it holds.
-func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, h0, h1 int64) ([]hourSpan, error) {
+func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, h0, h1, now int64) ([]planSpan, error) {
 	builds, err := s.journeyBuilds(ctx, app, " AND from_hour < ? AND to_hour > ?", h1, h0)
 	if err != nil {
 		return nil, err
@@ -255,7 +263,7 @@ func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, h0, h1 int64) ([
 	}
 	slices.Sort(points)
 	points = slices.Compact(points)
-	var spans []hourSpan
+	var spans []planSpan
 	dirty, mi := int64(math.MinInt64), 0
 	for i := 0; i+1 < len(points); i++ {
 		d := points[i]
@@ -271,11 +279,12 @@ func (s *Store) journeyPlan(ctx context.Context, app uuid.UUID, h0, h1 int64) ([
 		if built != 0 && dirty >= built-int64(journeyMargin) {
 			built = 0
 		}
-		if n := len(spans); n > 0 && spans[n-1].built == built {
+		dead := built == 0 && dirty >= now-int64(journeyMargin)
+		if n := len(spans); n > 0 && spans[n-1].built == built && spans[n-1].dead == dead {
 			spans[n-1].to = points[i+1]
 			continue
 		}
-		spans = append(spans, hourSpan{d, points[i+1], built})
+		spans = append(spans, planSpan{hourSpan{d, points[i+1], built}, dead})
 	}
 	return spans, nil
 }
@@ -308,29 +317,34 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		return s.walkFacts(ctx, app, from, to, fn)
 	}
 	built := s.buildTime() // before anything is read: a build holds for what it read
-	// The window starts where its first hour's facts start when that hour has no walk event
-	// before from: the reference dashboard's windows start at 12:00:00.002, and walking the rest
-	// of that hour costs a scan of every walk event before it (200 ms at 10M events). A fact is
-	// an event's, so the hour's build (made before built) holds none from before from; events
-	// written there after this check are marked and end the build's hold, and the walked facts
-	// before from are left out of the answer below.
+	h0, h1 := ceilHour(from), floorHour(to)
+	lead := floorHour(from)
+	if lead < from {
+		h0 = lead // planned whole, and read whole when the check below allows
+	}
+	plan, err := s.journeyPlan(ctx, app, h0, h1, built)
+	if err != nil {
+		return fail(err)
+	}
+	// The window's first hour is read whole when it has no walk event before from: the
+	// reference dashboard's windows start at 12:00:00.002, and walking the rest of that hour
+	// costs a scan of every walk event before it (200 ms at 10M events). A fact is an event's,
+	// so a build of the hour then holds none from before from. The check comes after the plan:
+	// every build the plan read was written after its walk, so the check sees every event it
+	// walked. Events written there after the check are marked; a walk of the hour may read them,
+	// and their facts are left out of the answer below.
 	start := from
-	if lead := floorHour(from); lead < from {
+	if lead < from {
 		none, err := s.noWalkEvents(ctx, app, lead, from)
 		if err != nil {
 			return fail(err)
 		}
 		if none {
 			start = lead
+		} else {
+			h0 = lead + hourNanos
+			plan = planFrom(plan, h0)
 		}
-	}
-	h0, h1 := ceilHour(start), floorHour(to)
-	if h0 >= h1 {
-		return s.walkFacts(ctx, app, from, to, fn)
-	}
-	plan, err := s.journeyPlan(ctx, app, h0, h1)
-	if err != nil {
-		return fail(err)
 	}
 	// What to walk: the spans no build holds for, with the parts of hours at either end.
 	var walks [][2]int64
@@ -343,8 +357,10 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 	var stale []hourSpan
 	for _, sp := range plan {
 		if sp.built == 0 {
-			stale = append(stale, sp)
 			add(sp.from, sp.to)
+			if !sp.dead {
+				stale = append(stale, sp.hourSpan)
+			}
 		}
 	}
 	add(h1, to)
@@ -400,6 +416,18 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 	return nil
 }
 
+// planFrom is plan without its hours before t.
+func planFrom(plan []planSpan, t int64) []planSpan {
+	out := plan[:0]
+	for _, sp := range plan {
+		if sp.to > t {
+			sp.from = max(sp.from, t)
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
 // noWalkEvents says whether the app has no walk event in [from, to).
 func (s *Store) noWalkEvents(ctx context.Context, app uuid.UUID, from, to int64) (bool, error) {
 	var q query
@@ -425,7 +453,7 @@ func (s *Store) walkFacts(ctx context.Context, app uuid.UUID, from, to int64, fn
 // and UTC day: the server sums the hours of a day, so a week sends the ~1.3k rows of its days
 // rather than the ~27k of its hours (BenchmarkBigJourneyFacts/7d, 58 ms p95 unsummed). A day's
 // facts are what callers place by day (the app actor's rebuild), and first and last stay in it.
-func (s *Store) rollupFacts(ctx context.Context, app uuid.UUID, plan []hourSpan, fn func(f *model.JourneyFact) error) error {
+func (s *Store) rollupFacts(ctx context.Context, app uuid.UUID, plan []planSpan, fn func(f *model.JourneyFact) error) error {
 	var q query
 	q.sql("SELECT from_screen, screen, group_id, class, title, app_version, app_build, sum(n), min(first), max(last)"+
 		" FROM journey_hours WHERE app_id = toUUID(?) AND n > 0 AND (", app)

@@ -105,7 +105,7 @@ func TestJourneyRollups(t *testing.T) {
 				t.Fatalf("%s: JourneyFacts\n got %v\nwant %v", st.name, got, want)
 			}
 		}
-		plan, err := s.journeyPlan(ctxT(t), app, from, to)
+		plan, err := s.journeyPlan(ctxT(t), app, from, to, s.now().UnixNano())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestJourneyRollups(t *testing.T) {
 			t.Fatalf("after pruning: %d builds, rows of %d builds; want 1, 1", count("journey_hour_builds"), count("journey_hours"))
 		}
 	}
-	plan, err := s.journeyPlan(ctxT(t), app, from, to)
+	plan, err := s.journeyPlan(ctxT(t), app, from, to, s.now().UnixNano())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +158,29 @@ func TestJourneyRollups(t *testing.T) {
 	// a mark of a day ends every build's hold from that day's start on.
 	cut0, cut1 := day(0)+int64(90*time.Minute), day(2)+int64(30*time.Minute)
 	h0, h1 := day(0)+int64(2*time.Hour), day(2)
+	builds := func() (n uint64) {
+		if err := s.conn.QueryRow(ctxT(t), "SELECT uniqExact(built) FROM journey_hour_builds WHERE app_id = toUUID(?)", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	heldAfter := func(name string, want [][2]int64) {
 		t.Helper()
 		got, walked := factCounts(t, s.JourneyFacts, app, cut0, cut1), factCounts(t, s.walkFacts, app, cut0, cut1)
 		if len(walked) == 0 || !maps.Equal(got, walked) {
 			t.Fatalf("%s: JourneyFacts over a cut window\n got %v\nwant %v", name, got, walked)
 		}
-		plan, err := s.journeyPlan(ctxT(t), app, h0, h1)
+		// Facts summed by day start at their earliest: none may come from before the window.
+		err := s.JourneyFacts(ctxT(t), app, cut0, cut1, func(f *model.JourneyFact) error {
+			if f.Event.Timestamp < cut0 {
+				t.Errorf("%s: a fact at %d, before the window's start %d", name, f.Event.Timestamp, cut0)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := s.journeyPlan(ctxT(t), app, h0, h1, s.now().UnixNano())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,9 +200,14 @@ func TestJourneyRollups(t *testing.T) {
 	if err := s.WriteEvents(ctxT(t), screenEvents(day(1)+int64(5*time.Hour), 2)); err != nil {
 		t.Fatal(err)
 	}
-	// Asked within the margin of the mark: the hours from day 1 on are walked, not built.
+	// Asked within the margin of the mark: the hours from day 1 on are walked, and not built
+	// (the mark would end that build's hold at once).
 	now = t0.Add(10*time.Minute + 5*time.Second)
+	before := builds()
 	heldAfter("cut window, rows of day 1", [][2]int64{{h0, day(1)}})
+	if after := builds(); after != before {
+		t.Errorf("asked within the margin of a mark: %d builds, was %d; want none written", after, before)
+	}
 	now = t0.Add(11 * time.Minute)
 	heldAfter("cut window, rows of day 1, asked a minute later: built", [][2]int64{{h0, h1}})
 
@@ -205,6 +226,7 @@ func TestJourneyRollups(t *testing.T) {
 		// would build from the next hour on).
 		{name: "rows later in day 1", at: 12 * time.Minute, write: screenEvents(day(1)+int64(5*time.Hour), 1)},
 		{name: "from 2 ms into an hour", at: 13 * time.Minute, held: [][2]int64{{h0, h1}}},
+		{name: "asked again: the first hour from its build", at: 13*time.Minute + 40*time.Second, held: [][2]int64{{h0, h1}}},
 		{name: "a row in those 2 ms", at: 14 * time.Minute, write: screenEvents(day(1)+int64(time.Millisecond), 1)},
 		{name: "asked within the margin", at: 14*time.Minute + 5*time.Second, held: nil},
 		// The hour with the row is no longer whole in the window: walked from cut0, not built.
@@ -219,6 +241,14 @@ func TestJourneyRollups(t *testing.T) {
 		}
 		heldAfter(st.name, st.held)
 	}
+	// A window from the hour's start builds it with the row; the cut window a minute later
+	// finds that build holding, and walks its first hour from cut0 all the same.
+	now = t0.Add(16 * time.Minute)
+	if got, want := factCounts(t, s.JourneyFacts, app, day(1), cut1), factCounts(t, s.walkFacts, app, day(1), cut1); !maps.Equal(got, want) {
+		t.Fatalf("from the hour's start: JourneyFacts\n got %v\nwant %v", got, want)
+	}
+	now = t0.Add(17 * time.Minute)
+	heldAfter("a build of the first hour holds facts before the window", [][2]int64{{h0, h1}})
 }
 
 func TestRollupsFor(t *testing.T) {
@@ -334,12 +364,14 @@ func TestJourneyRollupsByDay(t *testing.T) {
 			}
 			from, to := c.midnight-int64(5*time.Hour), c.midnight+int64(5*time.Hour)
 			walked := factCounts(t, s.walkFacts, app, from, to)
-			// The first call (a minute after the write) builds the hours, in two builds: the day
-			// before midnight first, then the whole window.
+			// The hours are built in two builds, split two hours before midnight, so that the
+			// day before midnight is summed across both: the hours up to the split first, then
+			// the rest of the window.
+			split := c.midnight - int64(2*time.Hour)
 			for i, step := range []struct {
 				at       time.Duration
 				from, to int64
-			}{{time.Minute, from, c.midnight}, {2 * time.Minute, from, to}, {3 * time.Minute, from, to}} {
+			}{{time.Minute, from, split}, {2 * time.Minute, from, to}, {3 * time.Minute, from, to}} {
 				now = t0.Add(step.at)
 				type key struct {
 					fact string
@@ -365,13 +397,60 @@ func TestJourneyRollupsByDay(t *testing.T) {
 			if got := factCounts(t, s.JourneyFacts, app, from, to); len(walked) == 0 || !maps.Equal(got, walked) {
 				t.Errorf("JourneyFacts\n got %v\nwant %v", got, walked)
 			}
-			plan, err := s.journeyPlan(ctxT(t), app, from, to)
+			plan, err := s.journeyPlan(ctxT(t), app, from, to, s.now().UnixNano())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(plan) != 2 || plan[0].built == 0 || plan[1].built == 0 || plan[0].to != c.midnight {
-				t.Errorf("plan %v, want two builds, split at midnight, holding for the window", plan)
+			if len(plan) != 2 || plan[0].built == 0 || plan[1].built == 0 || plan[0].to != split {
+				t.Errorf("plan %v, want two builds, split at %d, holding for the window", plan, split)
 			}
 		})
+	}
+}
+
+// TestRetentionDeletesDayRollups: retention that deletes events also deletes the app's rows of
+// 00006's day rollups, which the release before wrote and this one leaves in place; another
+// app's rows stay.
+func TestRetentionDeletesDayRollups(t *testing.T) {
+	s := migrated(t)
+	app, other := uuid.New(), uuid.New()
+	old := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, a := range []uuid.UUID{app, other} {
+		if err := s.WriteEvents(ctxT(t), []model.Event{{ID: uuid.New(), AppID: a, SessionID: uuid.New(), Type: "screen_view",
+			Timestamp: old.UnixNano(), Attribute: model.Attributes{AppVersion: "1.0", AppBuild: "1"},
+			Facts: model.EventFacts{Screen: "Home"}}}); err != nil {
+			t.Fatal(err)
+		}
+		// Written as the release before wrote them (s.insert: INSERT … VALUES hangs the driver
+		// on 18.16).
+		day, one := []int64{floorDay(old.UnixNano())}, []int64{1}
+		if err := s.insert(ctxT(t), "journey_builds", []col{{name: "app_id", values: []uuid.UUID{a}}, {name: "from_day", values: day},
+			{name: "to_day", values: []int64{day[0] + dayNanos}}, {name: "built", values: one}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.insert(ctxT(t), "journey_days", []col{{name: "app_id", values: []uuid.UUID{a}}, {name: "day", values: day},
+			{name: "built", values: one}, {name: "screen", values: []string{"Home"}}, {name: "n", values: []uint64{1}},
+			{name: "first", values: []int64{old.UnixNano()}}, {name: "last", values: []int64{old.UnixNano()}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteBefore(ctxT(t), app, old.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	count := func(table string, a uuid.UUID) (n uint64) {
+		if err := s.conn.QueryRow(ctxT(t), "SELECT count() FROM "+table+" WHERE app_id = toUUID(?)", a).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, table := range []string{"journey_builds", "journey_days"} {
+		for deadline := time.Now().Add(30 * time.Second); count(table, app) != 0; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d rows of the app left after retention, want 0", table, count(table, app))
+			}
+		}
+		if n := count(table, other); n != 1 {
+			t.Errorf("%s: %d rows of another app, want 1", table, n)
+		}
 	}
 }
