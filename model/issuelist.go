@@ -206,9 +206,10 @@ func JourneyKind(c IssueClass) string {
 // when no screen was shown yet). Stores keep a session's facts so that a journey over a window
 // reads only the facts in it instead of walking every session again.
 //
-// A store that keeps facts summed (ClickHouse's journey rollups) passes one JourneyFact for N
-// facts that are equal but for their events' times and ids, all in one UTC day: Event.Timestamp
-// is then the earliest of those times and Last the latest. A single fact has N 0 (Count 1).
+// A store that keeps facts summed (ClickHouse's journey rollups, the embedded store's day sums)
+// passes one JourneyFact for N facts that are equal but for their events' times and ids, all in
+// one UTC day: Event.Timestamp is then the earliest of those times and Last the latest. A single
+// fact has N 0 (Count 1).
 type JourneyFact struct {
 	From  string
 	Event WalkEvent

@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 	"unsafe"
@@ -111,12 +112,24 @@ func factsKey(app uuid.UUID, day int64, session uuid.UUID) []byte {
 // applyJourney merges the edits into their sessions' steps and rewrites the facts that changed,
 // in txn. It returns Badger's errors as they are (ErrTxnTooBig when the transaction has no room).
 func applyJourney(txn *badger.Txn, edits journeyEdits) error {
+	changed := map[dayRef]struct{}{} // the days whose facts change, marked once each
 	for ref, ed := range edits {
-		if err := applySession(txn, ref, ed); err != nil {
+		if err := applySession(txn, ref, ed, changed); err != nil {
+			return err
+		}
+	}
+	for d := range changed {
+		if err := markDay(txn, d.app, d.day); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dayRef names a UTC day of an app.
+type dayRef struct {
+	app uuid.UUID
+	day int64
 }
 
 // walkHead is what a session's walk value says before its steps: how many there are, the
@@ -134,7 +147,7 @@ type walkValue struct {
 	steps []byte // the encoded steps (16-byte id, then the walk event), ascending
 }
 
-func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
+func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit, changed map[dayRef]struct{}) error {
 	wk := walkKey(ref.app, ref.session)
 	var old walkValue
 	item, err := txn.Get(wk)
@@ -154,7 +167,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
 	adds := lastAdds(ed.add)
 	if len(ed.drop) == 0 && len(adds) > 0 && old.head.n+len(adds) <= maxSessionSteps &&
 		(old.head.n == 0 || stepOrder(old.head.last, adds[0]) < 0) {
-		return appendSession(txn, ref, wk, old, adds)
+		return appendSession(txn, ref, wk, old, adds, changed)
 	}
 	// Out of order, rewritten or deleted steps: merge and walk the whole session again.
 	before, err := decodeSteps(old)
@@ -180,6 +193,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
 			if err := txn.Set(factsKey(ref.app, d, ref.session), b); err != nil {
 				return err
 			}
+			changed[dayRef{ref.app, d}] = struct{}{}
 		}
 	}
 	for d := range oldFacts {
@@ -187,6 +201,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
 			if err := txn.Delete(factsKey(ref.app, d, ref.session)); err != nil {
 				return err
 			}
+			changed[dayRef{ref.app, d}] = struct{}{}
 		}
 	}
 	return nil
@@ -194,7 +209,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit) error {
 
 // appendSession walks on over adds, all after the session's last step: the stored steps are
 // copied as they are, and the new facts are appended to their days' facts.
-func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, adds []walkStep) error {
+func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, adds []walkStep, changed map[dayRef]struct{}) error {
 	events := make([]model.WalkEvent, len(adds))
 	for i := range adds {
 		events[i] = adds[i].w
@@ -226,6 +241,7 @@ func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, ad
 		if err := txn.Set(fk, b); err != nil {
 			return err
 		}
+		changed[dayRef{ref.app, d}] = struct{}{}
 	}
 	return nil
 }
@@ -404,8 +420,10 @@ func eachFact(s string, fn func(f *model.JourneyFact) error) error {
 }
 
 // JourneyFacts calls fn with the facts of the app's sessions in [from, to); see sinks.Analytics.
-// It reads the facts filed under the days the window touches, and keeps those inside it. Until
-// a store written before journey facts has them built, it walks the sessions (SessionWalks).
+// It reads the facts filed under the days the window touches, and keeps those inside it; a day
+// whole in the window comes from its sum while that holds, and is summed as it is read when not
+// (journeydays.go). Until a store written before journey facts has them built, it walks the
+// sessions (SessionWalks).
 func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64, fn func(f *model.JourneyFact) error) error {
 	if from >= to {
 		return nil
@@ -418,17 +436,25 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		return sinks.WalkJourneyFacts(ctx, s.SessionWalks, app, from, to, fn)
 	}
 	head := factsHead(app)
-	lo := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
-	putTime(lo[len(head):], model.DayStart(from))
+	dayAt := func(d int64) []byte {
+		k := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
+		putTime(k[len(head):], d)
+		return k
+	}
 	last := model.DayStart(to - 1)
-	var fnErr error
+	var (
+		fnErr error
+		sums  []*daySum // the whole days summed by this read
+	)
 	err = s.db.View(func(txn *badger.Txn) error {
 		// No prefetch: facts values are small and live in the LSM tree, and Badger's prefetch
 		// starts a goroutine per item (43 % of the read's time, BenchmarkJourney1M).
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
 		defer it.Close()
 		n := 0
-		for it.Seek(lo); it.Valid(); it.Next() {
+		day := int64(math.MinInt64) // the day of the keys being read
+		var sum *daySum             // that day's sum being made, when it is whole in the window
+		for it.Seek(dayAt(model.DayStart(from))); it.Valid(); {
 			if n++; n%1024 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -439,8 +465,29 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 			if len(k) != len(head)+8+16 {
 				return fmt.Errorf("%w: journey facts key of %d bytes", errCorrupt, len(k))
 			}
-			if getTime(k[len(head):]) > last {
-				return nil
+			if d := getTime(k[len(head):]); d != day {
+				if d > last {
+					break
+				}
+				day, sum = d, nil
+				if whole := d >= from && to-d >= factDay; whole { // to-d: no overflow past MaxInt64
+					used, err := readDaySum(txn, app, d, func(f *model.JourneyFact) error {
+						fnErr = fn(f)
+						return fnErr
+					})
+					if err != nil {
+						return err
+					}
+					if used {
+						if d > math.MaxInt64-factDay {
+							break
+						}
+						it.Seek(dayAt(d + factDay))
+						continue
+					}
+					sum = newDaySum(d, txn.ReadTs())
+					sums = append(sums, sum)
+				}
 			}
 			// One copy of the value per session and day: the facts' strings may outlive it.
 			if err := item.Value(func(v []byte) error {
@@ -448,12 +495,16 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 					if f.Event.Timestamp < from || f.Event.Timestamp >= to {
 						return nil
 					}
+					if sum != nil {
+						sum.add(f)
+					}
 					fnErr = fn(f)
 					return fnErr
 				})
 			}); err != nil {
 				return err
 			}
+			it.Next()
 		}
 		return nil
 	})
@@ -462,6 +513,10 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		return fnErr
 	case err != nil:
 		return fmt.Errorf("badgerevents: journey facts of app %s: %w", app, err)
+	}
+	if len(sums) > 0 {
+		// The answer is complete; a sum that fails to be kept is made again by the next read.
+		_ = s.writeDaySums(app, sums, time.Now())
 	}
 	return nil
 }

@@ -24,15 +24,30 @@ import (
 
 type factsFunc func(ctx context.Context, app uuid.UUID, from, to int64, fn func(*model.JourneyFact) error) error
 
-// factSet lists the facts facts gives, as sorted text.
+// factSet lists the facts facts gives, summed per fact and UTC day (as a day's sum gives them:
+// how many, the earliest and the latest time), as sorted text.
 func factSet(t *testing.T, facts factsFunc, app uuid.UUID, from, to int64) []string {
 	t.Helper()
-	var out []string
+	type sum struct{ n, first, last int64 }
+	sums := map[string]*sum{}
 	if err := facts(context.Background(), app, from, to, func(f *model.JourneyFact) error {
-		out = append(out, fmt.Sprintf("%d %v %q→%q %s/%d %q", f.Event.Timestamp, f.Event.Version, f.From, f.Event.Screen, f.Event.GroupID, f.Event.Class, f.Event.Title))
+		k := fmt.Sprintf("%d %v %q→%q %s/%d %q", model.DayStart(f.Event.Timestamp), f.Event.Version, f.From, f.Event.Screen, f.Event.GroupID, f.Event.Class, f.Event.Title)
+		if model.DayStart(f.LastTime()) != model.DayStart(f.Event.Timestamp) {
+			t.Errorf("a fact from %d to %d crosses a day", f.Event.Timestamp, f.LastTime())
+		}
+		if c := sums[k]; c != nil {
+			c.n += int64(f.Count())
+			c.first, c.last = min(c.first, f.Event.Timestamp), max(c.last, f.LastTime())
+		} else {
+			sums[k] = &sum{int64(f.Count()), f.Event.Timestamp, f.LastTime()}
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	var out []string
+	for k, c := range sums {
+		out = append(out, fmt.Sprintf("%s ×%d %d..%d", k, c.n, c.first, c.last))
 	}
 	slices.Sort(out)
 	return out
@@ -45,15 +60,19 @@ func walked(s *Store) factsFunc {
 	}
 }
 
+// checkJourney compares JourneyFacts with the walk over a window of whole days and one that
+// cuts a day, asked twice: the first read of whole days sums them, the second reads the sums.
 func checkJourney(t *testing.T, s *Store, app uuid.UUID, what string) {
 	t.Helper()
 	for _, w := range [][2]int64{{minTime, 1 << 62}, {genBase + 5*int64(time.Second), genBase + 31*int64(time.Second) + 1}} {
-		got, want := factSet(t, s.JourneyFacts, app, w[0], w[1]), factSet(t, walked(s), app, w[0], w[1])
+		want := factSet(t, walked(s), app, w[0], w[1])
 		if len(want) == 0 {
 			t.Fatalf("%s: no facts in [%d, %d): the test checks nothing", what, w[0], w[1])
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: [%d, %d): %d facts, the walk of the stored rows has %d\n got  %q\n want %q", what, w[0], w[1], len(got), len(want), got, want)
+		for _, read := range []string{"first read", "second read"} {
+			if got := factSet(t, s.JourneyFacts, app, w[0], w[1]); !slices.Equal(got, want) {
+				t.Errorf("%s, %s: [%d, %d): %d facts, the walk of the stored rows has %d\n got  %q\n want %q", what, read, w[0], w[1], len(got), len(want), got, want)
+			}
 		}
 	}
 }
@@ -250,4 +269,91 @@ func BenchmarkJourney1M(b *testing.B) {
 			b.ReportMetric(float64(count), "facts")
 		})
 	}
+}
+
+// TestJourneyDaySums: a window's whole days are summed by the first read, read from their sums
+// after it, and summed again once a write changes their facts; a sum made by a read older than
+// the day's latest change is not used; a day not over yet is not kept; retention deletes the
+// sums of the days it empties.
+func TestJourneyDaySums(t *testing.T) {
+	s := openStore(t, memDB(t))
+	app := uuid.New()
+	sessions := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
+	const day = int64(24 * time.Hour)
+	d0 := model.DayStart(genBase)
+	for k := range int64(3) {
+		writeEvents(t, s, genEvents(uint64(10+k), app, 300, genBase+k*day, sessions))
+	}
+	from, to := d0, d0+3*day
+	kept := func() (days []int64) {
+		head := appendHead(nil, badgerdb.PrefixEvents, tagDaySum, app)
+		err := s.db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				days = append(days, getTime(it.Item().Key()[len(head):]))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return days
+	}
+	calls := func() (n int) {
+		if err := s.JourneyFacts(context.Background(), app, from, to, func(*model.JourneyFact) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	check := func(what string) {
+		t.Helper()
+		want := factSet(t, walked(s), app, from, to)
+		if got := factSet(t, s.JourneyFacts, app, from, to); len(want) == 0 || !slices.Equal(got, want) {
+			t.Fatalf("%s: JourneyFacts\n got  %q\n want %q", what, got, want)
+		}
+	}
+
+	check("first read")
+	if got := kept(); !slices.Equal(got, []int64{d0, d0 + day, d0 + 2*day}) {
+		t.Fatalf("sums kept for days %v, want the three", got)
+	}
+	facts := len(factSet(t, walked(s), app, from, to))
+	individual := 0
+	if err := walked(s)(context.Background(), app, from, to, func(*model.JourneyFact) error { individual++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls(); n != facts || individual <= facts {
+		t.Fatalf("read from sums: %d facts passed, want %d (one per fact and day; %d unsummed)", n, facts, individual)
+	}
+
+	// A read's sum of day 1, made before a write changes the day's facts, is kept after it (as
+	// a read that ran beside the write would): the day's mark is newer, so it is not used.
+	txn := s.db.NewTransaction(false)
+	stale := newDaySum(d0+day, txn.ReadTs())
+	txn.Discard()
+	writeEvents(t, s, genEvents(20, app, 50, genBase+day+int64(time.Hour), []uuid.UUID{uuid.New()}))
+	if err := s.writeDaySums(app, []*daySum{stale}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	check("after a write to day 1, with a stale sum of it kept")
+	check("day 1 summed again")
+
+	// Today is summed for the answer but not kept.
+	today := model.DayStart(time.Now().UnixNano())
+	writeEvents(t, s, genEvents(21, app, 50, today, sessions))
+	from, to = d0, today+day
+	check("with today")
+	if got := kept(); slices.Contains(got, today) {
+		t.Errorf("a sum of today is kept: %v", got)
+	}
+
+	// Retention empties days 0 and 1: their sums go, day 2's stays.
+	if err := s.DeleteBefore(context.Background(), app, time.Unix(0, d0+2*day)); err != nil {
+		t.Fatal(err)
+	}
+	if got := kept(); slices.Contains(got, d0) || slices.Contains(got, d0+day) || !slices.Contains(got, d0+2*day) {
+		t.Errorf("after retention, sums kept for days %v; want day 2's and none before", got)
+	}
+	check("after retention")
 }

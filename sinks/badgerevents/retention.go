@@ -40,6 +40,9 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 			return fmt.Errorf("badgerevents: delete rows of app %s before %s: %w", appID, before.UTC().Format(time.RFC3339Nano), err)
 		}
 	}
+	if err := s.deleteDaySums(appID, model.DayStart(cut)); err != nil {
+		return fmt.Errorf("badgerevents: delete journey day sums of app %s: %w", appID, err)
+	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("badgerevents: delete rows of app %s: sync: %w", appID, err)
 	}

@@ -12,6 +12,8 @@
 //	ev/ w <app> <session>      → walk steps     a session's walk events (journey.go)
 //	ev/ j <app> <day 8B> <session> → facts      the journey facts of a session's day
 //	ev/ m journey v1           → empty          marker: every walk event has its step
+//	ev/ D <app> <day 8B>       → empty          the day's facts changed (its version says when)
+//	ev/ S <app> <day 8B>       → summed facts   a day's facts summed over sessions (journeydays.go)
 //
 // The issue index exists because issue queries (the crash and ANR group lists, their events,
 // distributions, filter values and paths) need only exception and anr rows, about 1% of real
