@@ -208,8 +208,8 @@ func JourneyKind(c IssueClass) string {
 //
 // A store that keeps facts summed (ClickHouse's journey rollups, the embedded store's day sums)
 // passes one JourneyFact for N facts that are equal but for their events' times and ids, all in
-// one UTC day: Event.Timestamp is then the earliest of those times and Last the latest. A single
-// fact has N 0 (Count 1).
+// one UTC day: Event.Timestamp is then the earliest of those times and Last the latest, and N is
+// at least 1. A single fact has N 0 (Count 1).
 type JourneyFact struct {
 	From  string
 	Event WalkEvent

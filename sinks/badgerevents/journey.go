@@ -470,7 +470,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 					break
 				}
 				day, sum = d, nil
-				if whole := d >= from && to-d >= factDay; whole { // to-d: no overflow past MaxInt64
+				if whole := d >= from && to-d >= factDay; whole { // to-d may wrap for far days: read unsummed
 					used, err := readDaySum(txn, app, d, func(f *model.JourneyFact) error {
 						fnErr = fn(f)
 						return fnErr
@@ -515,8 +515,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		return fmt.Errorf("badgerevents: journey facts of app %s: %w", app, err)
 	}
 	if len(sums) > 0 {
-		// The answer is complete; a sum that fails to be kept is made again by the next read.
-		_ = s.writeDaySums(app, sums, time.Now())
+		s.writeDaySums(app, sums, time.Now())
 	}
 	return nil
 }

@@ -286,6 +286,7 @@ func TestJourneyDaySums(t *testing.T) {
 	}
 	from, to := d0, d0+3*day
 	kept := func() (days []int64) {
+		settle(t, s)
 		head := appendHead(nil, badgerdb.PrefixEvents, tagDaySum, app)
 		err := s.db.View(func(txn *badger.Txn) error {
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
@@ -333,9 +334,8 @@ func TestJourneyDaySums(t *testing.T) {
 	stale := newDaySum(d0+day, txn.ReadTs())
 	txn.Discard()
 	writeEvents(t, s, genEvents(20, app, 50, genBase+day+int64(time.Hour), []uuid.UUID{uuid.New()}))
-	if err := s.writeDaySums(app, []*daySum{stale}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	s.writeDaySums(app, []*daySum{stale}, time.Now())
+	settle(t, s)
 	check("after a write to day 1, with a stale sum of it kept")
 	check("day 1 summed again")
 
@@ -348,6 +348,14 @@ func TestJourneyDaySums(t *testing.T) {
 		t.Errorf("a sum of today is kept: %v", got)
 	}
 
+	// A sum this release cannot read (another format, or damaged) is summed again, not failed.
+	for _, bad := range [][]byte{{9, 1}, {daySumFormat, 0xff}} {
+		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dayKey(tagDaySum, app, d0+2*day), bad) }); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("a sum of day 2 that reads %v", bad))
+	}
+
 	// Retention empties days 0 and 1: their sums go, day 2's stays.
 	if err := s.DeleteBefore(context.Background(), app, time.Unix(0, d0+2*day)); err != nil {
 		t.Fatal(err)
@@ -356,4 +364,13 @@ func TestJourneyDaySums(t *testing.T) {
 		t.Errorf("after retention, sums kept for days %v; want day 2's and none before", got)
 	}
 	check("after retention")
+}
+
+// settle returns once the sums that reads wrote without waiting are committed: Badger applies
+// commits in the order they are sent, and this one is waited for.
+func settle(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("test/settle"), []byte{}) }); err != nil {
+		t.Fatal(err)
+	}
 }

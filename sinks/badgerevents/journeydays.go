@@ -21,7 +21,7 @@ package badgerevents
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -79,12 +79,11 @@ func (s *daySum) add(f *model.JourneyFact) {
 		c.first, c.last = min(c.first, e.Timestamp), max(c.last, f.LastTime())
 		return
 	}
-	k = factSumKey{clone(k.from), clone(k.screen), clone(k.group), clone(k.title), clone(k.name), clone(k.code), k.class}
+	k = factSumKey{strings.Clone(k.from), strings.Clone(k.screen), strings.Clone(k.group), strings.Clone(k.title),
+		strings.Clone(k.name), strings.Clone(k.code), k.class}
 	s.keys = append(s.keys, k)
 	s.sums[k] = &factCount{int64(f.Count()), e.Timestamp, f.LastTime()}
 }
-
-func clone(s string) string { return string([]byte(s)) }
 
 // encode is the sum's value: format, read timestamp, then each summed fact (appendFact: its
 // event's time is the earliest) with its count and latest time.
@@ -99,8 +98,10 @@ func (s *daySum) encode() []byte {
 	return b
 }
 
-// readDaySum passes fn the facts of the app's day from its sum when the sum holds in txn, and
-// says whether it did.
+// readDaySum passes fn the facts of the app's day from its sum when the sum holds in txn (a
+// read-only transaction: in one that writes, Badger versions its own writes at its read
+// timestamp), and says whether it did. A sum that does not decode (damaged, or of a format this
+// release does not know) is derived data: it is not used, and the day is summed again.
 func readDaySum(txn *badger.Txn, app uuid.UUID, day int64, fn func(f *model.JourneyFact) error) (bool, error) {
 	var marked uint64
 	switch item, err := txn.Get(dayKey(tagDayMark, app, day)); {
@@ -117,75 +118,78 @@ func readDaySum(txn *badger.Txn, app uuid.UUID, day int64, fn func(f *model.Jour
 	case err != nil:
 		return false, err
 	}
-	used := false
+	var facts []model.JourneyFact
+	usable := false
 	err = item.Value(func(v []byte) error {
-		r := reader{s: string(v)} // one copy: the facts' strings may outlive the value
-		if r.byte() != daySumFormat {
-			r.fail()
+		r := reader{s: string(v)} // one copy: the facts' strings alias it
+		if r.byte() != daySumFormat || r.uvarint() < marked || r.err != nil {
+			return nil // not this release's, or the day's facts changed since it was summed
 		}
-		asOf := r.uvarint()
-		switch {
-		case r.err != nil:
-			return fmt.Errorf("%w: journey day sum: %w", errCorrupt, r.err)
-		case asOf < marked: // the day's facts changed since the read that summed them
-			return nil
-		}
-		used = true
-		var f model.JourneyFact
 		for r.err == nil && r.i < len(r.s) {
+			var f model.JourneyFact
 			f.From = r.str()
 			r.walkEvent(&f.Event)
 			f.N = r.uvarint()
 			f.Last = r.varint()
-			if r.err != nil {
-				break
-			}
-			if err := fn(&f); err != nil {
-				return err
-			}
+			facts = append(facts, f)
 		}
-		if r.err != nil {
-			return fmt.Errorf("%w: journey day sum: %w", errCorrupt, r.err)
-		}
+		usable = r.err == nil
 		return nil
 	})
-	return used, err
+	if err != nil || !usable {
+		return false, err
+	}
+	for i := range facts {
+		if err := fn(&facts[i]); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
-// writeDaySums keeps sums made by a read, leaving out days not over at now. A sum that fails to
-// be written is made again by the next read of its day.
-func (s *Store) writeDaySums(app uuid.UUID, sums []*daySum, now time.Time) error {
-	return s.db.Update(func(txn *badger.Txn) error {
-		for _, sum := range sums {
-			if sum.day+factDay > now.UnixNano() {
-				continue
-			}
-			if err := txn.Set(dayKey(tagDaySum, app, sum.day), sum.encode()); err != nil {
-				return err
-			}
+// writeDaySums keeps sums made by a read, leaving out days not over at now. The commit is not
+// waited for (the events database syncs each commit, and the answer is complete); a sum that is
+// not kept is made again by the next read of its day.
+func (s *Store) writeDaySums(app uuid.UUID, sums []*daySum, now time.Time) {
+	txn := s.db.NewTransaction(true)
+	for _, sum := range sums {
+		if sum.day > now.UnixNano()-factDay {
+			continue
 		}
-		return nil
-	})
+		if err := txn.Set(dayKey(tagDaySum, app, sum.day), sum.encode()); err != nil {
+			txn.Discard()
+			return
+		}
+	}
+	txn.CommitWith(func(error) {})
 }
 
 // deleteDaySums deletes the sums of the app's days before day: retention, once it has deleted
 // every row of them. Their marks stay (an empty key per day): a read that summed one of those
-// days before the rows went may still write its sum, which the marks the deletion wrote end.
+// days before the rows went may still write its sum, which the marks the deletion wrote end,
+// and retention's next round deletes. The keys are found by a read and deleted blindly, so
+// that a sum written meanwhile cannot fail retention with a conflict.
 func (s *Store) deleteDaySums(app uuid.UUID, day int64) error {
 	head := appendHead(nil, badgerdb.PrefixEvents, tagDaySum, app)
 	bound := string(dayKey(tagDaySum, app, day))
-	return s.db.Update(func(txn *badger.Txn) error {
+	var keys [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
-		var keys [][]byte
+		defer it.Close()
 		for it.Rewind(); it.Valid() && string(it.Item().Key()) < bound; it.Next() {
 			keys = append(keys, it.Item().KeyCopy(nil))
 		}
-		it.Close()
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
 		return nil
 	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range keys {
+		if err := wb.Delete(k); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
 }

@@ -24,7 +24,7 @@
 // their rows once (Open, or the first issue query; see index.go), and until then issue queries
 // read all rows as before.
 //
-// The one-byte tags keep the three kinds apart whatever bytes an app id starts with. Times are
+// The one-byte tags keep the kinds apart whatever bytes an app id starts with. Times are
 // big-endian with the sign bit flipped so negative times sort before positive ones. Event ids
 // are 16 raw bytes, span ids their string bytes (the last part of the key, so any length works).
 //
