@@ -152,14 +152,19 @@ func readDaySum(txn *badger.Txn, app uuid.UUID, day int64, fn func(f *model.Jour
 // not kept is made again by the next read of its day.
 func (s *Store) writeDaySums(app uuid.UUID, sums []*daySum, now time.Time) {
 	txn := s.db.NewTransaction(true)
+	kept := 0
 	for _, sum := range sums {
 		if sum.day > now.UnixNano()-factDay {
 			continue
 		}
 		if err := txn.Set(dayKey(tagDaySum, app, sum.day), sum.encode()); err != nil {
-			txn.Discard()
-			return
+			break
 		}
+		kept++
+	}
+	if kept == 0 {
+		txn.Discard()
+		return
 	}
 	txn.CommitWith(func(error) {})
 }
