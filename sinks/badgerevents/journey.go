@@ -515,7 +515,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		return fmt.Errorf("badgerevents: journey facts of app %s: %w", app, err)
 	}
 	if len(sums) > 0 {
-		s.writeDaySums(app, sums, time.Now())
+		s.writeDaySums(app, sums)
 	}
 	return nil
 }

@@ -14,15 +14,15 @@ package badgerevents
 // the day's facts committed a mark above r. Marks are blind writes, so writers never conflict on
 // them, and a sum is written by its own transaction that reads nothing: no clock, no margin.
 // A day whose sum is missing or no longer holds is read from its sessions' facts and its sum
-// written after the read; a day not over yet (today) is summed only for the answer, since the
-// events it still gets would end its sum at once. The transactions that delete rows mark their
-// days as writes do, and retention then deletes the sums of the days it emptied.
+// written after the read. Today's sum is kept too: while the app sends events each flush ends
+// it and each read sums the day again, as it would without sums (the sum is one key rewritten,
+// not rows that pile up), and once the app is quiet it holds. The transactions that delete rows
+// mark their days as writes do, and retention then deletes the sums of the days it emptied.
 
 import (
 	"encoding/binary"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -147,24 +147,15 @@ func readDaySum(txn *badger.Txn, app uuid.UUID, day int64, fn func(f *model.Jour
 	return true, nil
 }
 
-// writeDaySums keeps sums made by a read, leaving out days not over at now. The commit is not
-// waited for (the events database syncs each commit, and the answer is complete); a sum that is
-// not kept is made again by the next read of its day.
-func (s *Store) writeDaySums(app uuid.UUID, sums []*daySum, now time.Time) {
+// writeDaySums keeps sums made by a read. The commit is not waited for (the events database
+// syncs each commit, and the answer is complete); a sum that is not kept is made again by the
+// next read of its day.
+func (s *Store) writeDaySums(app uuid.UUID, sums []*daySum) {
 	txn := s.db.NewTransaction(true)
-	kept := 0
 	for _, sum := range sums {
-		if sum.day > now.UnixNano()-factDay {
-			continue
-		}
 		if err := txn.Set(dayKey(tagDaySum, app, sum.day), sum.encode()); err != nil {
-			break
+			break // too big for one transaction: the rest are summed again next time
 		}
-		kept++
-	}
-	if kept == 0 {
-		txn.Discard()
-		return
 	}
 	txn.CommitWith(func(error) {})
 }
