@@ -436,11 +436,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		return sinks.WalkJourneyFacts(ctx, s.SessionWalks, app, from, to, fn)
 	}
 	head := factsHead(app)
-	dayAt := func(d int64) []byte {
-		k := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
-		putTime(k[len(head):], d)
-		return k
-	}
+	dayAt := func(d int64) []byte { return appendTimeKey(nil, badgerdb.PrefixEvents, tagFacts, app, d, nil) }
 	last := model.DayStart(to - 1)
 	var (
 		fnErr error

@@ -39,10 +39,7 @@ const (
 
 // dayKey is the mark (tagDayMark) or sum (tagDaySum) key of the app's day.
 func dayKey(tag byte, app uuid.UUID, day int64) []byte {
-	k := appendHead(make([]byte, 0, 3+1+16+8), badgerdb.PrefixEvents, tag, app)
-	k = binary.BigEndian.AppendUint64(k, 0)
-	putTime(k[len(k)-8:], day)
-	return k
+	return appendTimeKey(make([]byte, 0, 3+1+16+8), badgerdb.PrefixEvents, tag, app, day, nil)
 }
 
 // markDay records in txn that the app's facts of day change.
