@@ -94,7 +94,7 @@ func (f *EventFilter) Match(e *Event) bool {
 	if e.Timestamp < f.From || e.Timestamp >= f.To {
 		return false
 	}
-	if len(f.Versions) > 0 && !hasVersion(f.Versions, e.Attribute.AppVersion, e.Attribute.AppBuild) {
+	if !f.MatchVersion(e.Attribute.AppVersion, e.Attribute.AppBuild) {
 		return false
 	}
 	a := &e.Attribute
@@ -105,6 +105,12 @@ func (f *EventFilter) Match(e *Event) bool {
 		return false
 	}
 	return f.UD == nil || f.UD.Eval(e.UserDefined)
+}
+
+// MatchVersion is Match's condition on the version alone: an app_version and app_build that
+// Versions, if any, holds.
+func (f *EventFilter) MatchVersion(name, code string) bool {
+	return len(f.Versions) == 0 || hasVersion(f.Versions, name, code)
 }
 
 func hasVersion(vs []AppVersion, name, code string) bool {

@@ -3,7 +3,8 @@ package badgerevents
 // Analytics over the embedded store: every query scans the app's time-ordered rows of its
 // window in one read transaction and aggregates in Go with the model's definitions
 // (EventFilter.Match, IssueQuery.MatchIssue, ClassOf, Buckets.Start, MetricsInput.AddSession), so
-// this backend is the reference the SQL of the other agrees with.
+// this backend is the reference the SQL of the other agrees with. Two read whole days from day
+// sums of those rows where they can (IssueCells: issuedays.go; JourneyFacts: journeydays.go).
 //
 // Scans decode rows in place (rowView): the strings of the decoded event alias Badger's value
 // bytes, attachments and payload are skipped, and user-defined attributes are read only when a
@@ -338,64 +339,45 @@ func (b *bucketer) start(ts int64) int64 {
 // IssueCells aggregates the matching issue events into cells (IssueCell.Merge of one event at
 // a time); see sinks.Analytics. It scans the window oldest first: Badger iterates forward
 // much faster than in reverse, and Merge takes events in any order (IssueCell.Later picks
-// the latest, ties included). Each event then usually becomes its cell's latest, so a
-// replaced display costs no allocation: its strings are interned (compared with the
-// display they replace first) and its message is copied into the cell's reused buffer,
-// made a string once at the end.
+// the latest, ties included). A query a cell can say (cellsByDay) reads the days whole in its
+// window from their sums (issuedays.go).
 func (s *Store) IssueCells(ctx context.Context, q *model.IssueQuery, by model.Cells) ([]model.IssueCell, error) {
-	type cellKey struct {
-		group  string
-		class  model.IssueClass
-		v      model.AppVersion
-		bucket int64
-	}
-	cells := []model.IssueCell{}
+	return s.issueCells(ctx, q, by, true)
+}
+
+// issueCells is IssueCells, reading every row of the window when daySums is false (tests
+// compare the two).
+func (s *Store) issueCells(ctx context.Context, q *model.IssueQuery, by model.Cells, daySums bool) ([]model.IssueCell, error) {
 	if q.From >= q.To {
-		return cells, nil
+		return []model.IssueCell{}, nil
 	}
-	idx := map[cellKey]int{}
-	strs := interner{}
+	out := newCellSet()
 	bk := bucketer{by: by.By}
 	var v rowView
-	var msgs [][]byte // per cell: the message of its display (Last.Message is set at the end)
-	err := s.scanView(ctx, q.App, window{lo: q.From, hi: q.To, issues: true}, func(ts int64, id, val []byte) (bool, error) {
+	addRow := func(ts int64, id, val []byte) (bool, error) {
 		if ok, err := v.issueMatch(ts, id, val, q); !ok {
 			return err == nil, err
 		}
-		e := &v.e
-		k := cellKey{group: e.Facts.GroupID, class: model.ClassOf(e.Type, &e.Facts), v: versionOf(e)}
+		var bucket int64
 		if by.Bucketed {
-			k.bucket = bk.start(ts)
+			bucket = bk.start(ts)
 		}
-		i, ok := idx[k]
-		if !ok {
-			k.group, k.v = strs.get(k.group), strs.version(&e.Attribute)
-			i = len(cells)
-			idx[k] = i
-			cells = append(cells, model.IssueCell{GroupID: k.group, Class: k.class, Version: k.v, Bucket: k.bucket})
-			msgs = append(msgs, nil)
-		}
-		// The event as a cell of one, its display still aliasing the row: replaced by
-		// kept strings when it becomes the cell's latest.
-		one := model.IssueCell{Class: k.class, Count: 1, FirstTime: ts, LastTime: ts, LastID: e.ID, Last: e.Facts.Issue}
-		c := &cells[i]
-		prev := c.Last
-		if c.Merge(&one) {
-			d := &e.Facts.Issue
-			c.Last = model.IssueDisplay{Type: strs.keep(prev.Type, d.Type),
-				MethodName: strs.keep(prev.MethodName, d.MethodName), FileName: strs.keep(prev.FileName, d.FileName),
-				LineNumber: d.LineNumber, Severity: strs.keep(prev.Severity, d.Severity)}
-			msgs[i] = append(msgs[i][:0], d.Message...)
-		}
+		out.addEvent(&v.e, model.ClassOf(v.e.Type, &v.e.Facts), bucket)
 		return true, nil
-	})
+	}
+	w := window{lo: q.From, hi: q.To, issues: true}
+	err := s.useIndex(ctx, &w)
+	if err == nil {
+		if classes, ok := q.ByClass(); ok && daySums && w.issues && q.Unfiltered() {
+			err = s.cellsByDay(ctx, q, by, classes, out, addRow)
+		} else {
+			err = s.db.View(func(txn *badger.Txn) error { return scan(ctx, txn, q.App, w, addRow) })
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("badgerevents: issue cells of app %s: %w", q.App, err)
 	}
-	for i := range cells {
-		cells[i].Last.Message = string(msgs[i])
-	}
-	return cells, nil
+	return out.done(), nil
 }
 
 // IssueEvents returns a page of the matching issue events in the instance order; see

@@ -119,7 +119,7 @@ func applyJourney(txn *badger.Txn, edits journeyEdits) error {
 		}
 	}
 	for d := range changed {
-		if err := markDay(txn, d.app, d.day); err != nil {
+		if err := journeyDays.markDay(txn, d.app, d.day); err != nil {
 			return err
 		}
 	}

@@ -284,22 +284,7 @@ func TestJourneyDaySums(t *testing.T) {
 		writeEvents(t, s, genEvents(uint64(10+k), app, 300, genBase+k*day, sessions))
 	}
 	from, to := d0, d0+3*day
-	kept := func() (days []int64) {
-		settle(t, s)
-		head := appendHead(nil, badgerdb.PrefixEvents, tagDaySum, app)
-		err := s.db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				days = append(days, getTime(it.Item().Key()[len(head):]))
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return days
-	}
+	kept := func() []int64 { return keptSums(t, s, journeyDays, app) }
 	calls := func() (n int) {
 		if err := s.JourneyFacts(context.Background(), app, from, to, func(*model.JourneyFact) error { n++; return nil }); err != nil {
 			t.Fatal(err)
@@ -350,8 +335,8 @@ func TestJourneyDaySums(t *testing.T) {
 	check("after a write to today")
 
 	// A sum this release cannot read (another format, or damaged) is summed again, not failed.
-	for _, bad := range [][]byte{{9, 1}, {daySumFormat, 0xff}} {
-		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(dayKey(tagDaySum, app, d0+2*day), bad) }); err != nil {
+	for _, bad := range [][]byte{{9, 1}, {journeyDays.format, 0xff}} {
+		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(journeyDays.key(tagDaySum, app, d0+2*day), bad) }); err != nil {
 			t.Fatal(err)
 		}
 		check(fmt.Sprintf("a sum of day 2 that reads %v", bad))
@@ -365,6 +350,25 @@ func TestJourneyDaySums(t *testing.T) {
 		t.Errorf("after retention, sums kept for days %v; want day 2's and none before", got)
 	}
 	check("after retention")
+}
+
+// keptSums lists the days of the app's sums of kind k, once the sums reads wrote are committed.
+func keptSums(t *testing.T, s *Store, k dayKind, app uuid.UUID) (days []int64) {
+	t.Helper()
+	settle(t, s)
+	head := appendHead(nil, badgerdb.PrefixEvents, k.sum, app)
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			days = append(days, getTime(it.Item().Key()[len(head):]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return days
 }
 
 // settle returns once the sums that reads wrote without waiting are committed: Badger applies

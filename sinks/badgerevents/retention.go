@@ -40,8 +40,10 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 			return fmt.Errorf("badgerevents: delete rows of app %s before %s: %w", appID, before.UTC().Format(time.RFC3339Nano), err)
 		}
 	}
-	if err := s.deleteDaySums(appID, model.DayStart(cut)); err != nil {
-		return fmt.Errorf("badgerevents: delete journey day sums of app %s: %w", appID, err)
+	for _, k := range [...]dayKind{journeyDays, issueDays} {
+		if err := s.deleteSums(k, appID, model.DayStart(cut)); err != nil {
+			return fmt.Errorf("badgerevents: delete day sums of app %s: %w", appID, err)
+		}
 	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("badgerevents: delete rows of app %s: sync: %w", appID, err)
@@ -93,9 +95,11 @@ func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, 
 func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte, limit int64) ([]byte, int64, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	maxCount := s.db.MaxBatchCount()*9/10 - 1
-	maxSize := s.db.MaxBatchSize()*9/10 - 64
+	// The reserve covers the delta key and the last row's day mark (counted after it).
+	maxCount := s.db.MaxBatchCount()*9/10 - 2
+	maxSize := s.db.MaxBatchSize()*9/10 - 64 - markSize
 	var count, size, n int64
+	var marks dayMarks // the days whose issue index rows go (issuedays.go)
 	var next []byte
 	// Deleted keys must stay untouched until Commit; they live in one arena (a reallocation
 	// leaves the earlier slices on the old array, which nothing writes again).
@@ -157,11 +161,15 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 			return nil, n, err
 		}
 		if issue {
+			ts := getTime(k[len(head):])
 			start = len(keys)
-			keys = appendIssueKey(keys, app, getTime(k[len(head):]), id)
+			keys = appendIssueKey(keys, app, ts, id)
 			if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
 				it.Close()
 				return nil, n, err
+			}
+			if marks.add(app, ts) {
+				count, size = count+1, size+markSize
 			}
 		}
 	}
@@ -170,6 +178,9 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		return nil, 0, nil
 	}
 	if err := txn.Set(countKey(prefix, tagDel, app), binary.AppendUvarint(nil, uint64(n))); err != nil {
+		return nil, n, err
+	}
+	if err := marks.write(txn, issueDays); err != nil {
 		return nil, n, err
 	}
 	if err := applyJourney(txn, edits); err != nil {

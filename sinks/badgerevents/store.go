@@ -14,6 +14,8 @@
 //	ev/ m journey v1           → empty          marker: every walk event has its step
 //	ev/ D <app> <day 8B>       → empty          the day's facts changed (its version says when)
 //	ev/ S <app> <day 8B>       → summed facts   a day's facts summed over sessions (journeydays.go)
+//	ev/ X <app> <day 8B>       → empty          the day's issue index rows changed
+//	ev/ G <app> <day 8B>       → issue cells    a day's issue rows summed into cells (issuedays.go)
 //
 // The issue index exists because issue queries (the crash and ANR group lists, their events,
 // distributions, filter values and paths) need only exception and anr rows, about 1% of real
@@ -243,11 +245,18 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	defer s.ids.Release()
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	// Stay under 90% of Badger's per-transaction limits; the reserve covers the delta keys.
-	maxCount := s.db.MaxBatchCount()*9/10 - 16
-	maxSize := s.db.MaxBatchSize()*9/10 - 16*64
+	// Stay under 90% of Badger's per-transaction limits; the reserve covers the delta keys and
+	// the day marks of the last row (counted after it).
+	maxCount := s.db.MaxBatchCount()*9/10 - 16 - 2
+	maxSize := s.db.MaxBatchSize()*9/10 - 16*64 - 2*markSize
 	var count, size int64
 	var deltas []appDelta
+	var marks dayMarks // the days whose issue index rows change (issuedays.go)
+	mark := func(app uuid.UUID, ts int64) {
+		if marks.add(app, ts) {
+			count, size = count+1, size+markSize
+		}
+	}
 	var edits journeyEdits // made at the first walk event or rewrite
 	edit := func(session uuid.UUID, app uuid.UUID) *journeyEdit {
 		if edits == nil {
@@ -318,8 +327,12 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 				}
 			}
 			if prefix == badgerdb.PrefixEvents && (old != r.ts || !r.issue) {
-				if keys, err = deleteIssueCopy(txn, keys, r.app, old, r.id); err != nil {
+				var had bool
+				if keys, had, err = deleteIssueCopy(txn, keys, r.app, old, r.id); err != nil {
 					return 0, err
+				}
+				if had {
+					mark(r.app, old)
 				}
 			}
 		}
@@ -341,7 +354,11 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 			if err := txn.Set(keys[start:len(keys):len(keys)], r.val); err != nil {
 				return 0, err
 			}
+			mark(r.app, r.ts)
 		}
+	}
+	if err := marks.write(txn, issueDays); err != nil {
+		return 0, err
 	}
 	for _, d := range deltas {
 		if err := txn.Set(countKey(prefix, tagCount, d.app), binary.AppendUvarint(nil, uint64(d.n))); err != nil {
@@ -390,17 +407,18 @@ func rewriteSteps(txn *badger.Txn, r *row, old int64, edit func(session, app uui
 // deleteIssueCopy deletes the issue index's copy of the event row stored at ts, if it has one.
 // It reads the copy rather than deleting blindly: rewriting a row that is no issue then writes
 // no tombstone into the index, and the read makes a concurrent index build that copies the
-// row conflict with this rewrite. The key goes to keys, which it returns.
-func deleteIssueCopy(txn *badger.Txn, keys []byte, app uuid.UUID, ts int64, id []byte) ([]byte, error) {
+// row conflict with this rewrite. The key goes to keys, which it returns, and it says whether
+// there was a copy.
+func deleteIssueCopy(txn *badger.Txn, keys []byte, app uuid.UUID, ts int64, id []byte) ([]byte, bool, error) {
 	start := len(keys)
 	keys = appendIssueKey(keys, app, ts, id)
 	xk := keys[start:len(keys):len(keys)]
 	if _, err := txn.Get(xk); errors.Is(err, badger.ErrKeyNotFound) {
-		return keys, nil
+		return keys, false, nil
 	} else if err != nil {
-		return keys, err
+		return keys, false, err
 	}
-	return keys, txn.Delete(xk)
+	return keys, true, txn.Delete(xk)
 }
 
 type appDelta struct {

@@ -1,0 +1,172 @@
+package badgerevents
+
+// Day sums: what a query over whole UTC days would add up from many keys (journey facts of
+// every session, issue rows), kept per app and day as one key while it holds. Two structures
+// use them, each with its own tags: journey facts (journeydays.go) and issue cells
+// (issuedays.go).
+//
+//	ev/ <mark> <app> <day 8B> → empty                   written by every transaction that changes the day
+//	ev/ <sum>  <app> <day 8B> → format, read ts, body   the day summed, as of a read timestamp
+//
+// When a sum holds. Badger versions each key with the commit timestamp of the transaction that
+// wrote it, and a read sees every commit up to its read timestamp. So a sum made by a read at
+// timestamp r holds while the day's mark has a version at or below r: any later change of the
+// day committed a mark above r. Marks are blind writes, so writers never conflict on them, and
+// a sum is written by its own transaction that reads nothing: no clock, no margin. A day whose
+// sum is missing or no longer holds is read from its keys and its sum written after the read.
+// Today's sum is kept too: while the app sends events each flush ends it and each read sums the
+// day again, as it would without sums (the sum is one key rewritten, not rows that pile up),
+// and once the app is quiet it holds. The transactions that delete rows mark their days as
+// writes do, and retention then deletes the sums of the days it emptied.
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/uuid"
+
+	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks/badgerdb"
+)
+
+// dayKind is one structure kept in day sums: the tags of its marks and sums, and the format
+// of the sums this release writes (a sum of another format is not used, and is summed again).
+type dayKind struct{ mark, sum, format byte }
+
+const (
+	tagDayMark   = 'D' // journey facts' marks
+	tagDaySum    = 'S' // journey facts' sums
+	tagIssueMark = 'X' // the issue index's marks
+	tagIssueSum  = 'G' // issue cells' sums
+)
+
+var (
+	journeyDays = dayKind{mark: tagDayMark, sum: tagDaySum, format: 1}
+	issueDays   = dayKind{mark: tagIssueMark, sum: tagIssueSum, format: 1}
+)
+
+// key is the mark (k.mark) or sum (k.sum) key of the app's day.
+func (k dayKind) key(tag byte, app uuid.UUID, day int64) []byte {
+	return appendTimeKey(make([]byte, 0, 3+1+16+8), badgerdb.PrefixEvents, tag, app, day, nil)
+}
+
+// markDay records in txn that the app's day changes.
+func (k dayKind) markDay(txn *badger.Txn, app uuid.UUID, day int64) error {
+	return txn.Set(k.key(k.mark, app, day), []byte{})
+}
+
+// begin starts a sum's value: its format and the read timestamp it was summed at. The body
+// follows.
+func (k dayKind) begin(readTs uint64) []byte {
+	return binary.AppendUvarint([]byte{k.format}, readTs)
+}
+
+// read returns the body of the app's day sum, copied, when the sum holds in txn (a read-only
+// transaction: in one that writes, Badger versions its own writes at its read timestamp), and
+// says whether it does. A sum of another format is not used.
+func (k dayKind) read(txn *badger.Txn, app uuid.UUID, day int64) (string, bool, error) {
+	var marked uint64
+	switch item, err := txn.Get(k.key(k.mark, app, day)); {
+	case errors.Is(err, badger.ErrKeyNotFound):
+	case err != nil:
+		return "", false, err
+	default:
+		marked = item.Version()
+	}
+	item, err := txn.Get(k.key(k.sum, app, day))
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	var body string
+	ok := false
+	err = item.Value(func(v []byte) error {
+		r := reader{s: string(v)} // one copy: what is decoded from the body aliases it
+		if r.byte() == k.format && r.uvarint() >= marked && r.err == nil {
+			body, ok = r.s[r.i:], true
+		}
+		return nil
+	})
+	return body, ok && err == nil, err
+}
+
+// summed is a day's sum to keep: its value (begin, then the body).
+type summed struct {
+	day int64
+	val []byte
+}
+
+// writeSums keeps sums made by a read. The commit is not waited for (the events database syncs
+// each commit, and the answer is complete); a sum that is not kept is made again by the next
+// read of its day.
+func (s *Store) writeSums(k dayKind, app uuid.UUID, sums []summed) {
+	txn := s.db.NewTransaction(true)
+	for _, sum := range sums {
+		if err := txn.Set(k.key(k.sum, app, sum.day), sum.val); err != nil {
+			break // too big for one transaction: the rest are summed again next time
+		}
+	}
+	txn.CommitWith(func(error) {})
+}
+
+// deleteSums deletes the sums of the app's days before day: retention, once it has deleted
+// every row of them. Their marks stay (an empty key per day): a read that summed one of those
+// days before the rows went may still write its sum, which the marks the deletion wrote end,
+// and retention's next round deletes. The keys are found by a read and deleted blindly, so
+// that a sum written meanwhile cannot fail retention with a conflict.
+func (s *Store) deleteSums(k dayKind, app uuid.UUID, day int64) error {
+	head := appendHead(nil, badgerdb.PrefixEvents, k.sum, app)
+	bound := string(k.key(k.sum, app, day))
+	var keys [][]byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
+		defer it.Close()
+		for it.Rewind(); it.Valid() && string(it.Item().Key()) < bound; it.Next() {
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range keys {
+		if err := wb.Delete(k); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
+
+// dayMarks collects the days a transaction changes, to mark each once (dayKind.markDay).
+// Transactions change a few days, mostly in order, so a slice beats a map.
+type dayMarks []dayRef
+
+// add records the day of time ts of app, and says whether it is new.
+func (m *dayMarks) add(app uuid.UUID, ts int64) bool {
+	d := model.DayStart(ts)
+	for i := len(*m) - 1; i >= 0; i-- {
+		if (*m)[i].day == d && (*m)[i].app == app {
+			return false
+		}
+	}
+	*m = append(*m, dayRef{app, d})
+	return true
+}
+
+// write marks the days in txn.
+func (m dayMarks) write(txn *badger.Txn, k dayKind) error {
+	for _, d := range m {
+		if err := k.markDay(txn, d.app, d.day); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markSize is what a mark costs a transaction (entrySize of its key and empty value).
+var markSize = entrySize(3+1+16+8, 0)
