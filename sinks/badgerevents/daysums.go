@@ -20,8 +20,10 @@ package badgerevents
 // writes do, and retention then deletes the sums of the days it emptied.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -93,6 +95,65 @@ func (k dayKind) read(txn *badger.Txn, app uuid.UUID, day int64) (string, bool, 
 	return body, ok && err == nil, err
 }
 
+// sumsClosed is the last write of Close: found at the next Open as the database's newest
+// version, it says that nothing changed the store since, so the day sums kept then still hold.
+var sumsClosed = []byte(badgerdb.PrefixEvents + "m" + "day sums closed")
+
+// markClosed records that the store closes with its day sums as they are (Close).
+func (s *Store) markClosed() error {
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(sumsClosed, nil) })
+}
+
+// keepOrDropSums, at Open, deletes every day sum unless Close was the last write to the
+// database: after a crash, or a run of an earlier release (which changes rows without marking
+// their days), a sum could hold for changes it never saw. The reads after it sum the days
+// again. Either way the close mark goes, so that a crash from now on drops the sums too.
+func (s *Store) keepOrDropSums() error {
+	var closedAt uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(sumsClosed)
+		if err == nil {
+			closedAt = item.Version()
+		}
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	if closedAt == 0 || closedAt != s.db.MaxVersion() {
+		for _, k := range [...]dayKind{journeyDays, issueDays} {
+			keys, err := s.keysOf(nil, append([]byte(badgerdb.PrefixEvents), k.sum), nil)
+			if err != nil {
+				return err
+			}
+			for _, key := range keys {
+				if err := wb.Delete(key); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if closedAt != 0 {
+		if err := wb.Delete(sumsClosed); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
+
+// wholeDay says whether the UTC day that starts at d lies whole in [from, to), so that its sum
+// can answer for it. The first and last days int64 holds never do: model.DayStart clamps the
+// times before the first whole day to math.MinInt64 (that day's keys hold more than a day), and
+// the end of the last overflows.
+func wholeDay(d, from, to int64) bool {
+	return d >= from && d >= math.MinInt64+factDay && d <= math.MaxInt64-factDay && d+factDay <= to
+}
+
 // summed is a day's sum to keep: its value (begin, then the body).
 type summed struct {
 	day int64
@@ -118,17 +179,7 @@ func (s *Store) writeSums(k dayKind, app uuid.UUID, sums []summed) {
 // and retention's next round deletes. The keys are found by a read and deleted blindly, so
 // that a sum written meanwhile cannot fail retention with a conflict.
 func (s *Store) deleteSums(k dayKind, app uuid.UUID, day int64) error {
-	head := appendHead(nil, badgerdb.PrefixEvents, k.sum, app)
-	bound := string(k.key(k.sum, app, day))
-	var keys [][]byte
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
-		defer it.Close()
-		for it.Rewind(); it.Valid() && string(it.Item().Key()) < bound; it.Next() {
-			keys = append(keys, it.Item().KeyCopy(nil))
-		}
-		return nil
-	})
+	keys, err := s.keysOf(nil, appendHead(nil, badgerdb.PrefixEvents, k.sum, app), k.key(k.sum, app, day))
 	if err != nil || len(keys) == 0 {
 		return err
 	}
@@ -140,6 +191,19 @@ func (s *Store) deleteSums(k dayKind, app uuid.UUID, day int64) error {
 		}
 	}
 	return wb.Flush()
+}
+
+// keysOf appends to keys the keys with prefix below bound (nil: all of them).
+func (s *Store) keysOf(keys [][]byte, prefix, bound []byte) ([][]byte, error) {
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Rewind(); it.Valid() && (bound == nil || bytes.Compare(it.Item().Key(), bound) < 0); it.Next() {
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	return keys, err
 }
 
 // dayMarks collects the days a transaction changes, to mark each once (dayKind.markDay).

@@ -41,9 +41,13 @@ type backfill struct {
 
 // Open returns a store over the node's shared database with its issue index and journey facts
 // complete: a store written before either gets it built first, which reads every event row
-// once per structure.
+// once per structure. Day sums are kept only when the store's last Close was its last write
+// (keepOrDropSums).
 func Open(ctx context.Context, db *badger.DB) (*Store, error) {
 	s := New(db)
+	if err := s.keepOrDropSums(); err != nil {
+		return nil, fmt.Errorf("badgerevents: day sums: %w", err)
+	}
 	for _, b := range []*backfill{&s.index, &s.journey} {
 		b.mu.Lock()
 		err := s.build(ctx, b)

@@ -153,9 +153,9 @@ func (s *Store) cellsByDay(ctx context.Context, q *model.IssueQuery, by model.Ce
 	head := appendHead(nil, badgerdb.PrefixEvents, tagIssue, app)
 	hl := len(head)
 	bk := bucketer{by: by.By}
-	// whole says whether day d is whole in the window, and in one bucket: which.
+	// whole says whether day d is whole in the window (wholeDay), and in one bucket: which.
 	whole := func(d int64) (int64, bool) {
-		if d < q.From || d > math.MaxInt64-factDay || d+factDay > q.To {
+		if !wholeDay(d, q.From, q.To) {
 			return 0, false
 		}
 		if !by.Bucketed {
@@ -225,7 +225,7 @@ func (s *Store) cellsByDay(ctx context.Context, q *model.IssueQuery, by model.Ce
 						for i := range cells {
 							keep(&cells[i], bucket)
 						}
-						it.Seek(timeKey(head, d+factDay)) // whole: d+factDay ≤ q.To
+						it.Seek(timeKey(head, d+factDay))
 						continue
 					}
 					sum = newCellSet()
@@ -255,7 +255,14 @@ func (s *Store) cellsByDay(ctx context.Context, q *model.IssueQuery, by model.Ce
 		return err
 	}
 	if len(sums) > 0 {
+		if testHookBeforeSumsWritten != nil {
+			testHookBeforeSumsWritten()
+		}
 		s.writeSums(issueDays, app, sums)
 	}
 	return nil
 }
+
+// testHookBeforeSumsWritten, when set by a test, runs between a read that summed days and the
+// write of its sums: the moment a concurrent write can make them stale.
+var testHookBeforeSumsWritten func()

@@ -3,6 +3,7 @@ package badgerevents
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
 // TestIssueDaySums checks that IssueCells answers from day sums exactly what reading every row
@@ -40,8 +42,9 @@ func TestIssueDaySums(t *testing.T) {
 		by   model.Cells
 		cut  bool // the window starts and ends amid a day's events
 	}{
-		{name: "all"},
+		// A filtered shape first: the sums it makes must count every issue event all the same.
 		{name: "crashes", q: model.IssueQuery{Classes: []model.IssueClass{model.ClassCrash}}},
+		{name: "all"},
 		{name: "one group's crashes and ANRs", q: model.IssueQuery{GroupID: genGroups[0], Classes: []model.IssueClass{model.ClassCrash, model.ClassANR}}},
 		{name: "two versions", q: model.IssueQuery{EventFilter: model.EventFilter{Versions: []model.AppVersion{genVersions[0], genVersions[3]}}}},
 		{name: "fatal", q: model.IssueQuery{Severities: []string{"fatal"}}},
@@ -59,12 +62,7 @@ func TestIssueDaySums(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]string, len(got))
-		for i, c := range got {
-			out[i] = fmt.Sprintf("%+v", c)
-		}
-		slices.Sort(out)
-		return out
+		return cellStrings(got)
 	}
 	check := func(what string) {
 		t.Helper()
@@ -110,8 +108,9 @@ func TestIssueDaySums(t *testing.T) {
 	if !answersFabricated() {
 		t.Fatal("a sum of day 1 that holds is not read")
 	}
-	// A write to the day ends it.
-	writeEvents(t, s, genEvents(40, app, 60, genBase+day+int64(time.Hour), sessions))
+	// A write to the day ends it, in a batch whose first rows are another app's of that day.
+	other := uuid.New()
+	writeEvents(t, s, append(genEvents(39, other, 60, genBase+day, sessions), genEvents(40, app, 60, genBase+day+int64(time.Hour), sessions)...))
 	if answersFabricated() {
 		t.Fatal("a sum of day 1 is read after a write to the day")
 	}
@@ -123,6 +122,19 @@ func TestIssueDaySums(t *testing.T) {
 	writeEvents(t, s, genEvents(41, app, 60, genBase+day+2*int64(time.Hour), sessions))
 	fabricated(ts)
 	check("with a stale sum of day 1")
+	// The same, by a read that sums day 1: a write commits after its snapshot, before its sums.
+	writeEvents(t, s, genEvents(44, app, 10, genBase+day+10*int64(time.Minute), sessions))
+	testHookBeforeSumsWritten = func() {
+		testHookBeforeSumsWritten = nil
+		writeEvents(t, s, genEvents(45, app, 60, genBase+day+20*int64(time.Minute), sessions))
+	}
+	t.Cleanup(func() { testHookBeforeSumsWritten = nil })
+	q := model.IssueQuery{EventFilter: model.EventFilter{App: app, From: from, To: to}}
+	cells(&q, model.Cells{}, true)
+	if testHookBeforeSumsWritten != nil {
+		t.Fatal("the read summed no day")
+	}
+	check("with a write between a read's snapshot and its sums")
 
 	// An issue row moved to another day ends the sums of both days, and so does an issue row
 	// rewritten as no issue (its copy goes).
@@ -171,4 +183,122 @@ func TestIssueDaySums(t *testing.T) {
 		t.Errorf("after retention, sums kept for days %v; want day 1's and none before", got)
 	}
 	check("after retention")
+}
+
+// cellStrings is cells printed and sorted, to compare answers in no particular order.
+func cellStrings(cells []model.IssueCell) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = fmt.Sprintf("%+v", c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestIssueDaySumsAtTheEnds checks day sums against reading every row where days meet int64's
+// ends and 1970: model.DayStart clamps the times before int64's first whole day to its floor,
+// and the day after its last overflows.
+func TestIssueDaySumsAtTheEnds(t *testing.T) {
+	s := New(memDB(t))
+	app := uuid.New()
+	sessions := []uuid.UUID{uuid.New(), uuid.New()}
+	const day = int64(24 * time.Hour)
+	first := math.MinInt64 - math.MinInt64%day // the first whole day: DayStart(first+1) is the floor
+	y2100 := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for i, base := range []int64{math.MinInt64, first - 50*int64(time.Second), first, first + day,
+		-day + 7, -20 * int64(time.Second), y2100 - 20*int64(time.Second), math.MaxInt64 - 40*int64(time.Second)} {
+		evs := genEvents(uint64(60+i), app, 80, base, sessions)
+		for j := range evs { // an issue event at base itself
+			if model.ClassOf(evs[j].Type, &evs[j].Facts) != 0 {
+				evs[j].Timestamp = base
+				break
+			}
+		}
+		writeEvents(t, s, evs)
+	}
+	for _, w := range [][2]int64{{math.MinInt64, math.MaxInt64}, {0, y2100}, {math.MinInt64, 0}, {-day, math.MaxInt64}, {first, first + 2*day}} {
+		for _, by := range []model.Cells{{}, {Bucketed: true, By: model.Buckets{Group: model.PlotDays}}} {
+			q := model.IssueQuery{EventFilter: model.EventFilter{App: app, From: w[0], To: w[1]}}
+			for read := range 2 { // the second reads the sums the first kept
+				want, err := s.issueCells(context.Background(), &q, by, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.issueCells(context.Background(), &q, by, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := cellStrings(got), cellStrings(want); len(w) == 0 || !slices.Equal(g, w) {
+					t.Fatalf("window %v, bucketed %v, read %d:\n got  %q\n want %q", q.From, by.Bucketed, read, g, w)
+				}
+				settle(t, s)
+			}
+		}
+	}
+}
+
+// TestDaySumsAcrossOpen checks that Open keeps the day sums after a Close and drops them after
+// anything else: a process that ended without Close, or a write after Close (a node of an
+// earlier release, which changes rows without marking their days).
+func TestDaySumsAcrossOpen(t *testing.T) {
+	db, err := badgerdb.OpenEvents(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	app := uuid.New()
+	d0 := model.DayStart(genBase)
+	open := func() *Store {
+		t.Helper()
+		s, err := Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	sum := func(s *Store) {
+		t.Helper()
+		q := model.IssueQuery{EventFilter: model.EventFilter{App: app, From: d0, To: d0 + int64(24*time.Hour)}}
+		if _, err := s.IssueCells(context.Background(), &q, model.Cells{}); err != nil {
+			t.Fatal(err)
+		}
+		err := s.JourneyFacts(context.Background(), app, q.From, q.To, func(*model.JourneyFact) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func(s *Store) bool {
+		t.Helper()
+		issues, journeys := keptSums(t, s, issueDays, app), keptSums(t, s, journeyDays, app)
+		if len(issues) != len(journeys) {
+			t.Fatalf("issue sums of days %v, journey sums of days %v", issues, journeys)
+		}
+		return len(issues) > 0
+	}
+	s := open()
+	writeEvents(t, s, genEvents(70, app, 300, genBase, []uuid.UUID{uuid.New()}))
+	sum(s)
+	if !kept(s) {
+		t.Fatal("no sums kept")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s = open(); !kept(s) {
+		t.Fatal("sums dropped after a Close")
+	}
+	// No Close: a crash.
+	if s = open(); kept(s) {
+		t.Fatal("sums kept after a store ended without Close")
+	}
+	sum(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("ev/ another release's row"), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if s = open(); kept(s) {
+		t.Fatal("sums kept after a write that followed Close")
+	}
 }

@@ -466,7 +466,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 					break
 				}
 				day, sum = d, nil
-				if whole := d >= from && to-d >= factDay; whole { // to-d may wrap for far days: read unsummed
+				if wholeDay(d, from, to) {
 					used, err := readDaySum(txn, app, d, func(f *model.JourneyFact) error {
 						fnErr = fn(f)
 						return fnErr
@@ -475,9 +475,6 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 						return err
 					}
 					if used {
-						if d > math.MaxInt64-factDay {
-							break
-						}
 						it.Seek(dayAt(d + factDay))
 						continue
 					}

@@ -582,9 +582,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close ends a build of the id filter under way (the database is shared and its owner closes
-// it, after the Store).
+// Close ends a build of the id filter under way and records that the day sums hold as kept
+// (keepOrDropSums). The database is shared and its owner closes it, after the Store.
 func (s *Store) Close() error {
 	s.ids.Close()
+	if err := s.markClosed(); err != nil && !errors.Is(err, badger.ErrDBClosed) {
+		return fmt.Errorf("badgerevents: close: %w", err)
+	}
 	return nil
 }
