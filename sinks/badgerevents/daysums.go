@@ -160,14 +160,19 @@ type summed struct {
 	val []byte
 }
 
-// writeSums keeps sums made by a read. The commit is not waited for (the events database syncs
-// each commit, and the answer is complete); a sum that is not kept is made again by the next
-// read of its day.
+// writeSums keeps sums made by a read, in as many transactions as Badger's size limits need
+// (a read of a long window, such as the app actor's rebuild, sums every day it holds). Commits
+// are not waited for (the events database syncs each commit, and the answer is complete); a sum
+// that is not kept (too big for a transaction of its own) is made again by the next read of its
+// day.
 func (s *Store) writeSums(k dayKind, app uuid.UUID, sums []summed) {
 	txn := s.db.NewTransaction(true)
 	for _, sum := range sums {
-		if err := txn.Set(k.key(k.sum, app, sum.day), sum.val); err != nil {
-			break // too big for one transaction: the rest are summed again next time
+		key := k.key(k.sum, app, sum.day)
+		if err := txn.Set(key, sum.val); errors.Is(err, badger.ErrTxnTooBig) {
+			txn.CommitWith(func(error) {})
+			txn = s.db.NewTransaction(true)
+			_ = txn.Set(key, sum.val) // fails only for a sum too big for any transaction
 		}
 	}
 	txn.CommitWith(func(error) {})

@@ -302,3 +302,23 @@ func TestDaySumsAcrossOpen(t *testing.T) {
 		t.Fatal("sums kept after a write that followed Close")
 	}
 }
+
+// TestWriteSumsOutgrowsATransaction checks that sums too many for one Badger transaction (a
+// read of a long window, such as the app actor's rebuild) are all kept, in several.
+func TestWriteSumsOutgrowsATransaction(t *testing.T) {
+	s := New(memDB(t))
+	app := uuid.New()
+	const days = 64
+	val := make([]byte, 256<<10)
+	sums := make([]summed, days)
+	for i := range sums {
+		sums[i] = summed{int64(i) * int64(24*time.Hour), val}
+	}
+	if total := int64(days * len(val)); total < 2*s.db.MaxBatchSize() {
+		t.Fatalf("%d bytes of sums fit in a transaction of %d", total, s.db.MaxBatchSize())
+	}
+	s.writeSums(issueDays, app, sums)
+	if got := keptSums(t, s, issueDays, app); len(got) != days {
+		t.Fatalf("%d of %d sums kept", len(got), days)
+	}
+}
