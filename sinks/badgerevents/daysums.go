@@ -97,6 +97,8 @@ func (k dayKind) read(txn *badger.Txn, app uuid.UUID, day int64) (string, bool, 
 
 // sumsClosed is the last write of Close: found at the next Open as the database's newest
 // version, it says that nothing changed the store since, so the day sums kept then still hold.
+// That relies on every change of rows setting a key (this release's day marks, and every
+// release's count deltas): deletions alone, once compacted away, would leave no newer version.
 var sumsClosed = []byte(badgerdb.PrefixEvents + "m" + "day sums closed")
 
 // markClosed records that the store closes with its day sums as they are (Close).
@@ -146,10 +148,14 @@ func (s *Store) keepOrDropSums() error {
 	return wb.Flush()
 }
 
+// firstDay is the start of the first whole UTC day int64 holds (1677-09-22).
+const firstDay = math.MinInt64 - math.MinInt64%factDay
+
 // wholeDay says whether the UTC day that starts at d lies whole in [from, to), so that its sum
-// can answer for it. The first and last days int64 holds never do: model.DayStart clamps the
-// times before the first whole day to math.MinInt64 (that day's keys hold more than a day), and
-// the end of the last overflows.
+// can answer for it. The first two days int64 holds never do: model.DayStart clamps every time
+// before firstDay+factDay but firstDay itself to math.MinInt64, so the keys of the day
+// math.MinInt64 hold more than a day, and those of firstDay one instant. Nor does the last,
+// whose end overflows.
 func wholeDay(d, from, to int64) bool {
 	return d >= from && d >= math.MinInt64+factDay && d <= math.MaxInt64-factDay && d+factDay <= to
 }

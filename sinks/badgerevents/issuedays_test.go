@@ -195,28 +195,38 @@ func cellStrings(cells []model.IssueCell) []string {
 	return out
 }
 
-// TestIssueDaySumsAtTheEnds checks day sums against reading every row where days meet int64's
-// ends and 1970: model.DayStart clamps the times before int64's first whole day to its floor,
-// and the day after its last overflows.
+// TestIssueDaySumsAtTheEnds checks issue cells and journey facts from day sums against reading
+// every row where days meet int64's ends and 1970: model.DayStart clamps the times of int64's
+// first two days but one instant to its floor, and the day after its last overflows.
 func TestIssueDaySumsAtTheEnds(t *testing.T) {
 	s := New(memDB(t))
 	app := uuid.New()
 	sessions := []uuid.UUID{uuid.New(), uuid.New()}
 	const day = int64(24 * time.Hour)
-	first := math.MinInt64 - math.MinInt64%day // the first whole day: DayStart(first+1) is the floor
+	first := int64(firstDay) // DayStart(first+1) is the floor
 	y2100 := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	for i, base := range []int64{math.MinInt64, first - 50*int64(time.Second), first, first + day,
 		-day + 7, -20 * int64(time.Second), y2100 - 20*int64(time.Second), math.MaxInt64 - 40*int64(time.Second)} {
 		evs := genEvents(uint64(60+i), app, 80, base, sessions)
-		for j := range evs { // an issue event at base itself
-			if model.ClassOf(evs[j].Type, &evs[j].Facts) != 0 {
-				evs[j].Timestamp = base
-				break
+		issue, screen := false, false
+		for j := range evs { // an issue event and a screen at base itself
+			e := &evs[j]
+			if !issue && model.ClassOf(e.Type, &e.Facts) != 0 || !screen && e.Facts.Screen != "" {
+				issue, screen = issue || model.ClassOf(e.Type, &e.Facts) != 0, screen || e.Facts.Screen != ""
+				e.Timestamp = base
 			}
 		}
 		writeEvents(t, s, evs)
 	}
-	for _, w := range [][2]int64{{math.MinInt64, math.MaxInt64}, {0, y2100}, {math.MinInt64, 0}, {-day, math.MaxInt64}, {first, first + 2*day}} {
+	for _, w := range [][2]int64{{math.MinInt64, math.MaxInt64}, {0, y2100}, {math.MinInt64, 0}, {-day, math.MaxInt64},
+		{first, first + 2*day}, {math.MinInt64, first + 10*int64(time.Second)}} {
+		for read := range 2 {
+			want := factSet(t, walked(s), app, w[0], w[1])
+			if got := factSet(t, s.JourneyFacts, app, w[0], w[1]); len(want) == 0 || !slices.Equal(got, want) {
+				t.Fatalf("window %v, read %d: JourneyFacts\n got  %q\n want %q", w, read, got, want)
+			}
+			settle(t, s)
+		}
 		for _, by := range []model.Cells{{}, {Bucketed: true, By: model.Buckets{Group: model.PlotDays}}} {
 			q := model.IssueQuery{EventFilter: model.EventFilter{App: app, From: w[0], To: w[1]}}
 			for read := range 2 { // the second reads the sums the first kept
@@ -237,11 +247,13 @@ func TestIssueDaySumsAtTheEnds(t *testing.T) {
 	}
 }
 
-// TestDaySumsAcrossOpen checks that Open keeps the day sums after a Close and drops them after
-// anything else: a process that ended without Close, or a write after Close (a node of an
-// earlier release, which changes rows without marking their days).
+// TestDaySumsAcrossOpen checks that Open keeps the day sums after a Close, with the database
+// closed and opened again in between, and drops them after anything else: a process that ended
+// without Close, or a write after Close (a node of an earlier release, which changes rows
+// without marking their days).
 func TestDaySumsAcrossOpen(t *testing.T) {
-	db, err := badgerdb.OpenEvents(t.TempDir(), nil)
+	dir := t.TempDir()
+	db, err := badgerdb.OpenEvents(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,6 +298,18 @@ func TestDaySumsAcrossOpen(t *testing.T) {
 	}
 	if s = open(); !kept(s) {
 		t.Fatal("sums dropped after a Close")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = badgerdb.OpenEvents(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s = open(); !kept(s) {
+		t.Fatal("sums dropped after a Close and the database opened again")
 	}
 	// No Close: a crash.
 	if s = open(); kept(s) {

@@ -437,7 +437,15 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 	}
 	head := factsHead(app)
 	dayAt := func(d int64) []byte { return appendTimeKey(nil, badgerdb.PrefixEvents, tagFacts, app, d, nil) }
-	last := model.DayStart(to - 1)
+	// The days whose facts can be in the window. DayStart clamps the times of int64's first two
+	// days to its floor, all but firstDay's first instant, whose facts are filed under firstDay.
+	first, last := model.DayStart(from), model.DayStart(to-1)
+	if first < math.MinInt64+factDay {
+		first = math.MinInt64
+	}
+	if last == math.MinInt64 {
+		last = firstDay
+	}
 	var (
 		fnErr error
 		sums  []*daySum // the whole days summed by this read
@@ -450,7 +458,7 @@ func (s *Store) JourneyFacts(ctx context.Context, app uuid.UUID, from, to int64,
 		n := 0
 		day := int64(math.MinInt64) // the day of the keys being read
 		var sum *daySum             // that day's sum being made, when it is whole in the window
-		for it.Seek(dayAt(model.DayStart(from))); it.Valid(); {
+		for it.Seek(dayAt(first)); it.Valid(); {
 			if n++; n%1024 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
