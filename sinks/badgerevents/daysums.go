@@ -28,7 +28,6 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
-	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
@@ -217,25 +216,32 @@ func (s *Store) keysOf(keys [][]byte, prefix, bound []byte) ([][]byte, error) {
 	return keys, err
 }
 
-// dayMarks collects the days a transaction changes, to mark each once (dayKind.markDay).
-// Transactions change a few days, mostly in order, so a slice beats a map.
-type dayMarks []dayRef
+// dayRef names a UTC day of an app.
+type dayRef struct {
+	app uuid.UUID
+	day int64
+}
 
-// add records the day of time ts of app, and says whether it is new.
-func (m *dayMarks) add(app uuid.UUID, ts int64) bool {
-	d := model.DayStart(ts)
-	for i := len(*m) - 1; i >= 0; i-- {
-		if (*m)[i].day == d && (*m)[i].app == app {
-			return false
-		}
+// dayMarks collects the days a transaction changes, to mark each once (dayKind.markDay).
+type dayMarks map[dayRef]struct{}
+
+// add records the app's day (a model.DayStart), and says whether it is new. It makes the set at
+// its first day: most write transactions change no issue row.
+func (m *dayMarks) add(app uuid.UUID, day int64) bool {
+	if *m == nil {
+		*m = dayMarks{}
 	}
-	*m = append(*m, dayRef{app, d})
+	d := dayRef{app, day}
+	if _, ok := (*m)[d]; ok {
+		return false
+	}
+	(*m)[d] = struct{}{}
 	return true
 }
 
 // write marks the days in txn.
 func (m dayMarks) write(txn *badger.Txn, k dayKind) error {
-	for _, d := range m {
+	for d := range m {
 		if err := k.markDay(txn, d.app, d.day); err != nil {
 			return err
 		}

@@ -112,24 +112,13 @@ func factsKey(app uuid.UUID, day int64, session uuid.UUID) []byte {
 // applyJourney merges the edits into their sessions' steps and rewrites the facts that changed,
 // in txn. It returns Badger's errors as they are (ErrTxnTooBig when the transaction has no room).
 func applyJourney(txn *badger.Txn, edits journeyEdits) error {
-	changed := map[dayRef]struct{}{} // the days whose facts change, marked once each
+	var changed dayMarks // the days whose facts change
 	for ref, ed := range edits {
-		if err := applySession(txn, ref, ed, changed); err != nil {
+		if err := applySession(txn, ref, ed, &changed); err != nil {
 			return err
 		}
 	}
-	for d := range changed {
-		if err := journeyDays.markDay(txn, d.app, d.day); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// dayRef names a UTC day of an app.
-type dayRef struct {
-	app uuid.UUID
-	day int64
+	return changed.write(txn, journeyDays)
 }
 
 // walkHead is what a session's walk value says before its steps: how many there are, the
@@ -147,7 +136,7 @@ type walkValue struct {
 	steps []byte // the encoded steps (16-byte id, then the walk event), ascending
 }
 
-func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit, changed map[dayRef]struct{}) error {
+func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit, changed *dayMarks) error {
 	wk := walkKey(ref.app, ref.session)
 	var old walkValue
 	item, err := txn.Get(wk)
@@ -193,7 +182,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit, changed map[
 			if err := txn.Set(factsKey(ref.app, d, ref.session), b); err != nil {
 				return err
 			}
-			changed[dayRef{ref.app, d}] = struct{}{}
+			changed.add(ref.app, d)
 		}
 	}
 	for d := range oldFacts {
@@ -201,7 +190,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit, changed map[
 			if err := txn.Delete(factsKey(ref.app, d, ref.session)); err != nil {
 				return err
 			}
-			changed[dayRef{ref.app, d}] = struct{}{}
+			changed.add(ref.app, d)
 		}
 	}
 	return nil
@@ -209,7 +198,7 @@ func applySession(txn *badger.Txn, ref sessionRef, ed *journeyEdit, changed map[
 
 // appendSession walks on over adds, all after the session's last step: the stored steps are
 // copied as they are, and the new facts are appended to their days' facts.
-func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, adds []walkStep, changed map[dayRef]struct{}) error {
+func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, adds []walkStep, changed *dayMarks) error {
 	events := make([]model.WalkEvent, len(adds))
 	for i := range adds {
 		events[i] = adds[i].w
@@ -241,7 +230,7 @@ func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, ad
 		if err := txn.Set(fk, b); err != nil {
 			return err
 		}
-		changed[dayRef{ref.app, d}] = struct{}{}
+		changed.add(ref.app, d)
 	}
 	return nil
 }

@@ -168,7 +168,7 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 				it.Close()
 				return nil, n, err
 			}
-			if marks.add(app, ts) {
+			if marks.add(app, model.DayStart(ts)) {
 				count, size = count+1, size+markSize
 			}
 		}

@@ -253,7 +253,7 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	var deltas []appDelta
 	var marks dayMarks // the days whose issue index rows change (issuedays.go)
 	mark := func(app uuid.UUID, ts int64) {
-		if marks.add(app, ts) {
+		if marks.add(app, model.DayStart(ts)) {
 			count, size = count+1, size+markSize
 		}
 	}
