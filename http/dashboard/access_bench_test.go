@@ -26,7 +26,8 @@ import (
 // BenchmarkAppRoute times GET /apps/{id}/crashGroups answered live, over loopback HTTP as make
 // bench's live rows are: the sign-in checks against the metadata store, routing, the handler
 // and the JSON answer. The app actor is a stub that answers at once with no groups, so what is
-// left is the cost every live answer pays besides the actor. "postgres" needs a server:
+// left is the cost every live answer pays besides the actor. "postgres-cached" is a node's
+// PostgreSQL store, whose access cache keeps the sign-in check's answer. "postgres" needs a server:
 //
 //	go run ./cmd/testenv -only postgres -- go test -run '^$' -bench AppRoute ./http/dashboard/
 func BenchmarkAppRoute(b *testing.B) {
@@ -38,18 +39,29 @@ func BenchmarkAppRoute(b *testing.B) {
 		defer db.Close()
 		benchAppRoute(b, badgermeta.New(db))
 	})
-	b.Run("postgres", func(b *testing.B) {
-		dsn := sinktest.Postgres(b)
-		if err := postgres.Migrate(b.Context(), dsn); err != nil {
-			b.Fatalf("Migrate: %v", err)
+	for _, cached := range []bool{false, true} {
+		name := "postgres"
+		if cached {
+			name = "postgres-cached"
 		}
-		s, err := postgres.Open(b.Context(), dsn)
-		if err != nil {
-			b.Fatalf("Open: %v", err)
-		}
-		defer s.Close()
-		benchAppRoute(b, s)
-	})
+		b.Run(name, func(b *testing.B) {
+			dsn := sinktest.Postgres(b)
+			if err := postgres.Migrate(b.Context(), dsn); err != nil {
+				b.Fatalf("Migrate: %v", err)
+			}
+			s, err := postgres.OpenWith(b.Context(), dsn, postgres.Options{AccessCache: cached})
+			if err != nil {
+				b.Fatalf("Open: %v", err)
+			}
+			defer s.Close()
+			for deadline := time.Now().Add(10 * time.Second); cached && !s.AccessCacheListening(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatal("the access cache does not listen")
+				}
+			}
+			benchAppRoute(b, s)
+		})
+	}
 }
 
 // instantLive answers every live query at once, with nothing in it.

@@ -195,8 +195,9 @@ func (a *API) requireUser(next http.Handler) http.Handler {
 // requireAppUser is requireUser for the routes under /apps/{appID}: it reads the session with
 // the app and the caller's role in its team (sinks.AppAccess), one round trip to the metadata
 // store instead of three, and leaves the app and role for appMember, which answers for them
-// after the rate limit as before. Nothing is cached, so a sign-out, a changed role or a removed
-// membership holds from the next request on.
+// after the rate limit as before. A sign-out, a changed role or a removed membership holds from
+// the next request on (on other nodes of a cluster, once PostgreSQL's notice of it arrives:
+// sinks.AppAccess).
 func (a *API) requireAppUser(next http.Handler) http.Handler {
 	st := a.Meta.(sinks.AppAccess) // both metadata stores implement it
 	sessionOnly := a.requireUser(next)

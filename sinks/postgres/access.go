@@ -48,7 +48,25 @@ const sessionAppRoleByID = `SELECT ` + appCols + `, m.role, ` + sessionCols + ` 
 // SessionAppRole reads the three rows with one query when all exist, as they do for every
 // request the dashboard admits. When the query finds none, the request is refused, and the
 // session and AppRole are read apart to tell why (two more round trips at most).
+//
+// With Options.AccessCache, an answer that admits the request is kept (accesscache.go).
 func (s *Store) SessionAppRole(ctx context.Context, sessionID, appID, userID uuid.UUID) (sinks.SessionAccess, error) {
+	if s.access == nil {
+		return s.sessionAppRole(ctx, sessionID, appID, userID)
+	}
+	k := accessKey{session: sessionID, app: appID, user: userID}
+	acc, gen, ok := s.access.get(k)
+	if ok {
+		return acc, nil
+	}
+	acc, err := s.sessionAppRole(ctx, sessionID, appID, userID)
+	if err == nil {
+		s.access.put(k, acc, gen)
+	}
+	return acc, err
+}
+
+func (s *Store) sessionAppRole(ctx context.Context, sessionID, appID, userID uuid.UUID) (sinks.SessionAccess, error) {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
 	var (

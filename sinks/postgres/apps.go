@@ -125,6 +125,7 @@ func (s *Store) AllApps(ctx context.Context) ([]model.App, error) {
 func (s *Store) UpdateApp(ctx context.Context, a model.App) error {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	defer s.accessChanged("a" + a.ID.String())
 	days, err := retention(a.RetentionDays, false)
 	if err != nil {
 		return err
@@ -234,6 +235,7 @@ func (s *Store) AuthSession(ctx context.Context, id uuid.UUID) (model.AuthSessio
 func (s *Store) RotateAuthSession(ctx context.Context, id, oldRefreshID, newRefreshID uuid.UUID, expiresAt time.Time) error {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	defer s.accessChanged("s" + id.String())
 	return s.inTx(ctx, "rotate session", func(tx pgx.Tx) error {
 		var current uuid.UUID
 		if err := tx.QueryRow(ctx, `SELECT refresh_id FROM auth_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&current); err != nil {
@@ -251,6 +253,7 @@ func (s *Store) RotateAuthSession(ctx context.Context, id, oldRefreshID, newRefr
 func (s *Store) DeleteAuthSession(ctx context.Context, id uuid.UUID) error {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	defer s.accessChanged("s" + id.String())
 	n, err := exec(ctx, s.pool, "delete session "+id.String(), `DELETE FROM auth_sessions WHERE id = $1`, id)
 	if err == nil && n == 0 {
 		err = notFound("session " + id.String())

@@ -34,6 +34,9 @@ func (s *Store) MarkOnboarded(ctx context.Context, appID uuid.UUID, m sinks.Onbo
 	what := "mark app " + appID.String() + " onboarded"
 	n, err := exec(ctx, s.pool, what, markOnboarded, appID, m.At, m.UniqueID, names)
 	if err != nil || n > 0 {
+		s.accessChanged("a" + appID.String())
+	}
+	if err != nil || n > 0 {
 		return err
 	}
 	ok, err := exists(ctx, s.pool, what, `SELECT 1 FROM apps WHERE id = $1`, appID)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"syscall"
@@ -27,6 +28,11 @@ import (
 type Store struct {
 	pool        *pgxpool.Pool
 	callTimeout time.Duration
+	// access keeps SessionAppRole's admitted answers (accesscache.go); nil unless
+	// Options.AccessCache. stopListen ends its listener, listened says it has ended.
+	access     *accessCache
+	stopListen context.CancelFunc
+	listened   chan struct{}
 }
 
 // Options tune a Store.
@@ -36,6 +42,12 @@ type Options struct {
 	// kernel gives up on the connection; 0 means DefaultCallTimeout. A call that runs out of it
 	// returns sinks.ErrUnavailable.
 	CallTimeout time.Duration
+	// AccessCache keeps the answers of SessionAppRole that admit a request in memory while a
+	// connection of its own listens for changes to them (accesscache.go): the dashboard's sign-in
+	// check then costs no round trip. Close ends the listener.
+	AccessCache bool
+	// Logger says when the access cache's listener loses its connection; nil logs nothing.
+	Logger *slog.Logger
 }
 
 // DefaultCallTimeout is the CallTimeout of Open.
@@ -80,7 +92,16 @@ func New(dsn string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	return &Store{pool: pool, callTimeout: o.CallTimeout}, nil
+	s := &Store{pool: pool, callTimeout: o.CallTimeout}
+	if o.AccessCache {
+		ctx, stop := context.WithCancel(context.Background())
+		s.access, s.stopListen, s.listened = newAccessCache(), stop, make(chan struct{})
+		go func() { // ends when Close cancels ctx
+			defer close(s.listened)
+			s.listen(ctx, o.Logger)
+		}()
+	}
+	return s, nil
 }
 
 // deadline bounds one method call by the store's CallTimeout (a shorter deadline of ctx wins).
@@ -103,8 +124,13 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool, waiting for connections in use to be returned.
+// Close ends the access cache's listener and closes the pool, waiting for connections in use
+// to be returned.
 func (s *Store) Close() error {
+	if s.stopListen != nil {
+		s.stopListen()
+		<-s.listened
+	}
 	s.pool.Close()
 	return nil
 }

@@ -263,6 +263,7 @@ func (s *Store) SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, rol
 	if err := sinks.CheckRole(role); err != nil {
 		return err
 	}
+	defer s.accessChanged("m" + teamID.String() + "/" + userID.String())
 	return s.inTx(ctx, "set member role", func(tx pgx.Tx) error {
 		current, err := lockMember(ctx, tx, teamID, userID)
 		if err != nil {
@@ -283,6 +284,7 @@ func (s *Store) SetMemberRole(ctx context.Context, teamID, userID uuid.UUID, rol
 func (s *Store) RemoveMember(ctx context.Context, teamID, userID uuid.UUID) error {
 	ctx, cancel := s.deadline(ctx)
 	defer cancel()
+	defer s.accessChanged("m" + teamID.String() + "/" + userID.String())
 	return s.inTx(ctx, "remove member", func(tx pgx.Tx) error {
 		current, err := lockMember(ctx, tx, teamID, userID)
 		if err != nil {

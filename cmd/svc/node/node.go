@@ -211,7 +211,7 @@ func (n *Node) openClickHouse(ctx context.Context, cfg Config, log *slog.Logger)
 // the migrations as soon as it answers. A migration that fails on a server that answers stops
 // the start.
 func (n *Node) openPostgres(ctx context.Context, cfg Config, log *slog.Logger) error {
-	st, err := pgstore.New(cfg.PostgresDSN, pgstore.Options{CallTimeout: cfg.MetaTimeout})
+	st, err := pgstore.New(cfg.PostgresDSN, pgstore.Options{CallTimeout: cfg.MetaTimeout, AccessCache: true, Logger: log})
 	if err != nil {
 		return fmt.Errorf("open postgres: %w", err)
 	}

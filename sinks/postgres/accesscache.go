@@ -1,0 +1,270 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-dev/svc/sinks"
+)
+
+// The access cache keeps SessionAppRole's answers for requests the dashboard admits, so that a
+// live dashboard answer does not wait for a PostgreSQL round trip: on this machine that round
+// trip alone has a p99 above the live answers' 1 ms target (BenchmarkAppRoute,
+// docs/benchmarks.md "Sign-in checks from memory").
+//
+// An answer is kept only while the store listens on the channel svc_access, on which triggers
+// (migration 00011) announce every change to a session, an app or a membership, by any node.
+// A notice drops the answers it concerns; losing the listening connection drops them all and
+// keeps none until it listens again. A change this node makes drops them before its method
+// returns, so a sign-out holds from this node's next request at once and from other nodes'
+// once the notice arrives (milliseconds). Each answer is also kept for accessTTL at most, and
+// the listener checks that notices reach it (listenOnce's probes).
+//
+// A read that ran while a notice arrived is not kept (gen): it may have read the row before the
+// change.
+type accessCache struct {
+	mu        sync.Mutex
+	gen       uint64 // counts drops; an answer read across one is not kept
+	listening bool
+	entries   map[accessKey]accessEntry
+	now       func() time.Time
+}
+
+type accessKey struct{ session, app, user uuid.UUID }
+
+type accessEntry struct {
+	acc   sinks.SessionAccess
+	until time.Time
+}
+
+// Tunables, variables for the tests.
+var (
+	accessTTL        = 10 * time.Second
+	listenPing       = 5 * time.Second
+	probeWait        = 5 * time.Second
+	listenRetry      = time.Second
+	accessMaxEntries = 10000 // past it the cache starts again empty
+)
+
+// testHookNotice, when set, sees each notice before it is applied and may lose it (false): a
+// test holds notices back with it to see what the store's own changes drop.
+var testHookNotice atomic.Pointer[func(payload string) bool]
+
+// probePrefix starts the payload of a probe (listenOnce), which drops nothing.
+const probePrefix = "p"
+
+// listenerName is the listening connection's application_name, to tell it in pg_stat_activity.
+const listenerName = "svc access listener"
+
+// accessChannel is the channel the triggers of migration 00011 notify.
+const accessChannel = "svc_access"
+
+func newAccessCache() *accessCache {
+	return &accessCache{entries: map[accessKey]accessEntry{}, now: time.Now}
+}
+
+// get returns the kept answer for k, and the generation a read for k starts in.
+func (c *accessCache) get(k accessKey) (sinks.SessionAccess, uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if ok && c.now().Before(e.until) {
+		return e.acc, c.gen, true
+	}
+	if ok {
+		delete(c.entries, k)
+	}
+	return sinks.SessionAccess{}, c.gen, false
+}
+
+// put keeps an admitted answer read in generation gen, unless something was dropped since.
+func (c *accessCache) put(k accessKey, acc sinks.SessionAccess, gen uint64) {
+	if acc.AppErr != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.listening || gen != c.gen {
+		return
+	}
+	if len(c.entries) >= accessMaxEntries {
+		clear(c.entries)
+	}
+	c.entries[k] = accessEntry{acc: acc, until: c.now().Add(accessTTL)}
+}
+
+// drop removes the answers a change concerns (a notice's payload, see migration 00011); a
+// payload it cannot read drops everything.
+func (c *accessCache) drop(payload string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	match := matcher(payload)
+	if match == nil {
+		clear(c.entries)
+		return
+	}
+	for k, e := range c.entries {
+		if match(k, e) {
+			delete(c.entries, k)
+		}
+	}
+}
+
+// matcher reads a notice's payload into which answers it concerns; nil means all.
+func matcher(payload string) func(accessKey, accessEntry) bool {
+	if payload == "" {
+		return nil
+	}
+	kind, rest := payload[0], payload[1:]
+	switch kind {
+	case 's':
+		if id, err := uuid.Parse(rest); err == nil {
+			return func(k accessKey, _ accessEntry) bool { return k.session == id }
+		}
+	case 'a':
+		if id, err := uuid.Parse(rest); err == nil {
+			return func(k accessKey, _ accessEntry) bool { return k.app == id }
+		}
+	case 'm':
+		t, u, ok := strings.Cut(rest, "/")
+		team, err1 := uuid.Parse(t)
+		user, err2 := uuid.Parse(u)
+		if ok && err1 == nil && err2 == nil {
+			return func(k accessKey, e accessEntry) bool { return k.user == user && e.acc.App.TeamID == team }
+		}
+	}
+	return nil
+}
+
+// setListening says whether notices are heard; either way every answer kept so far goes.
+func (c *accessCache) setListening(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.listening = on
+	clear(c.entries)
+}
+
+// AccessCacheListening says whether the access cache keeps answers now: its listener listens.
+// False without Options.AccessCache.
+func (s *Store) AccessCacheListening() bool {
+	if s.access == nil {
+		return false
+	}
+	s.access.mu.Lock()
+	defer s.access.mu.Unlock()
+	return s.access.listening
+}
+
+// Changes this store makes drop what they concern at once; the notice follows for the others.
+func (s *Store) accessChanged(payload string) {
+	if s.access != nil {
+		s.access.drop(payload)
+	}
+}
+
+// listen keeps a connection listening on accessChannel until ctx ends, and tells the cache
+// whether it hears. A failed connection or a schema without the triggers (migrations not yet
+// applied) is retried every listenRetry.
+func (s *Store) listen(ctx context.Context, log *slog.Logger) {
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx)
+		s.access.setListening(false)
+		if ctx.Err() != nil {
+			return
+		}
+		if log != nil {
+			log.Warn("postgres: not listening for access changes; dashboard sign-in checks read the database until it listens again",
+				"error", err.Error(), "retry_in", listenRetry.String())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(listenRetry):
+		}
+	}
+}
+
+// listenOnce connects, listens and drops answers as notices arrive, until the connection fails,
+// a probe is not heard back, or ctx ends. A probe is a notice this store sends through its pool
+// and must hear on the listening connection within probeWait: the first one heard turns the
+// cache on, and one goes after every listenPing of quiet. So a connection that is cut without a
+// word, or one through a proxy that does not pass notices on (a transaction-pooling PgBouncer),
+// keeps nothing for longer than that.
+func (s *Store) listenOnce(ctx context.Context) error {
+	cctx, cancel := s.deadline(ctx)
+	cfg := s.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = listenerName
+	conn, err := pgx.ConnectConfig(cctx, cfg)
+	if err != nil {
+		cancel()
+		return fail("listen: connect", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var triggers bool
+	err = conn.QueryRow(cctx, `SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'svc_access_changed')`).Scan(&triggers)
+	if err == nil && !triggers {
+		err = errors.New("migration 00011 (svc_access_changed) not applied yet")
+	}
+	if err == nil {
+		_, err = conn.Exec(cctx, "LISTEN "+accessChannel)
+	}
+	cancel()
+	if err != nil {
+		return fail("listen", err)
+	}
+	var (
+		probe string    // the probe awaited; "" when none is
+		due   time.Time // when it must have arrived, or when the next one goes
+		heard bool      // a probe came back: the cache is on
+	)
+	for {
+		if probe == "" && !time.Now().Before(due) {
+			probe = probePrefix + uuid.NewString()
+			pctx, cancel := s.deadline(ctx)
+			_, err := s.pool.Exec(pctx, `SELECT pg_notify($1, $2)`, accessChannel, probe)
+			cancel()
+			if err != nil {
+				return fail("listen: probe", err)
+			}
+			due = time.Now().Add(probeWait)
+		}
+		wctx, cancel := context.WithDeadline(ctx, due)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			if h := testHookNotice.Load(); h != nil && !(*h)(n.Payload) {
+				continue
+			}
+			switch {
+			case n.Payload == probe:
+				probe, due = "", time.Now().Add(listenPing)
+				if !heard {
+					heard = true
+					s.access.setListening(true)
+				}
+			case strings.HasPrefix(n.Payload, probePrefix): // an earlier one, or another node's
+			default:
+				s.access.drop(n.Payload)
+			}
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			if probe != "" {
+				return fmt.Errorf("postgres: listen: a probe notice did not come back within %s", probeWait)
+			}
+		default:
+			return fmt.Errorf("postgres: listen: %w", err)
+		}
+	}
+}
