@@ -123,6 +123,10 @@ type appActor struct {
 	http     endpoints // request paths and patterns (endpoints.go)
 	alerts   alerting  // what raises alerts (alerting.go); alerts.sink nil: none
 	settle   *settling // in a cluster: how the actor becomes exact (settle.go); nil on one node
+	// A live journey's sums, emptied and used again by the next one: they stay in the actor,
+	// only the reply's arrays leave it.
+	moves  map[uint64]uint64
+	issues map[issueKey]uint64
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -402,8 +406,12 @@ func (a *appActor) answerExact(q *actorpb.LiveQuery, from, to int64) *actorpb.Li
 	}
 	want := func(v int32) bool { return wanted == nil || wanted[v] }
 	if q.Journey {
-		moves := make(map[uint64]uint64, 256)
-		issues := make(map[issueKey]uint64, 64)
+		if a.moves == nil {
+			a.moves, a.issues = make(map[uint64]uint64, 256), make(map[issueKey]uint64, 64)
+		}
+		moves, issues := a.moves, a.issues
+		clear(moves)
+		clear(issues)
 		for d, agg := range a.days {
 			if !inWindow(d, from, to) {
 				continue
@@ -578,7 +586,11 @@ func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
 // JourneyCountsOf is a journey reply's counts, to which more (the store's facts of the parts of
 // a window the reply does not cover) can be added before the graph is built.
 func JourneyCountsOf(r *actorpb.LiveReply) *model.JourneyCounts {
-	c := model.NewJourneyCounts(len(r.Links), len(r.Issues))
+	return AddJourneyReply(model.NewJourneyCounts(len(r.Links), len(r.Issues)), r)
+}
+
+// AddJourneyReply adds a journey reply's counts to c and returns c.
+func AddJourneyReply(c *model.JourneyCounts, r *actorpb.LiveReply) *model.JourneyCounts {
 	for _, l := range r.Links {
 		c.AddLink(l.From, l.To, l.Sessions)
 	}

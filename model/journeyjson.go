@@ -13,11 +13,20 @@ import (
 // then Graph as JourneyGraph.Graph, with the same result. Repeats add up (of a group's repeats
 // on a screen, the last non-empty title wins). Screens are numbered as they come and renumbered
 // in name order once, so that links sort by integers; the nodes' issue lists share one array.
+//
+// Reset empties it for another journey and keeps its memory, so that a pool of them answers
+// live journeys without allocating (each allocation brings the next garbage collection nearer,
+// and a collection is what the slowest live answers wait for).
 type JourneyCounts struct {
 	sc            screenNumbers
 	edges         []journeyEdgeCount
 	on            []journeyIssueAt // issues on a screen
 	crashes, anrs uint64
+	// Graph's answer and working space, kept across Reset.
+	links []JourneyLink
+	nodes []JourneyNode
+	idx   []int32
+	list  []JourneyIssue
 }
 
 type journeyIssueAt struct {
@@ -32,6 +41,22 @@ type journeyIssueAt struct {
 func NewJourneyCounts(links, issues int) *JourneyCounts {
 	return &JourneyCounts{sc: screenNumbers{ids: make(map[string]int32, links/2+issues)},
 		edges: make([]journeyEdgeCount, 0, links), on: make([]journeyIssueAt, 0, issues)}
+}
+
+// Reset empties c, keeping its memory. A JourneyJSON that Graph returned before shares that
+// memory, so it must not be used after.
+func (c *JourneyCounts) Reset() {
+	clear(c.sc.ids)
+	c.sc.names = clearSlice(c.sc.names)
+	c.edges, c.on = c.edges[:0], clearSlice(c.on)
+	c.crashes, c.anrs = 0, 0
+	c.links, c.nodes, c.list = clearSlice(c.links), clearSlice(c.nodes), clearSlice(c.list)
+}
+
+// clearSlice empties s, dropping what its elements point to, and keeps its array.
+func clearSlice[T any](s []T) []T {
+	clear(s)
+	return s[:0]
 }
 
 // AddLink counts n sessions that moved from one screen to another (JourneyGraph.AddTransitions).
@@ -66,7 +91,8 @@ func (c *JourneyCounts) AddIssue(screen, kind, groupID, title string, n uint64) 
 	}
 }
 
-// Graph is the journey as JourneyGraph.Graph(bigraph) has it. It can be called once.
+// Graph is the journey as JourneyGraph.Graph(bigraph) has it. It can be called once after
+// NewJourneyCounts or Reset, and its answer shares c's memory until c is Reset.
 func (c *JourneyCounts) Graph(bigraph bool) JourneyJSON {
 	j := JourneyJSON{TotalIssues: c.crashes + c.anrs, crashes: c.crashes, anrs: c.anrs}
 	// The nodes are the screens of the links and of the issues. Without bigraph, one direction
@@ -79,12 +105,19 @@ func (c *JourneyCounts) Graph(bigraph bool) JourneyJSON {
 	for i := range c.on {
 		c.on[i].screen = rank[c.on[i].screen]
 	}
-	j.Links = c.sc.links(c.edges, bigraph)
-	j.Nodes = make([]JourneyNode, len(c.sc.names))
+	c.links = c.sc.links(c.edges, bigraph, c.links)
+	c.nodes = slices.Grow(c.nodes[:0], len(c.sc.names))[:len(c.sc.names)]
 	for i, s := range c.sc.names {
-		j.Nodes[i].ID = s
+		c.nodes[i] = JourneyNode{ID: s}
 	}
-	nodeIssues(j.Nodes, c.on)
+	c.idx, c.list = nodeIssues(c.nodes, c.on, c.idx, c.list)
+	j.Links, j.Nodes = c.links, c.nodes
+	if j.Links == nil { // empty lists are [], not null
+		j.Links = []JourneyLink{}
+	}
+	if j.Nodes == nil {
+		j.Nodes = []JourneyNode{}
+	}
 	return j
 }
 
@@ -92,6 +125,9 @@ func (c *JourneyCounts) Graph(bigraph bool) JourneyJSON {
 type screenNumbers struct {
 	ids   map[string]int32
 	names []string
+	// sort's working space, kept for the next use.
+	order, rank []int32
+	sorted      []string
 }
 
 func (sc *screenNumbers) id(s string) int32 {
@@ -109,18 +145,22 @@ func (sc *screenNumbers) id(s string) int32 {
 
 // sort orders names and returns each former number's new one.
 func (sc *screenNumbers) sort() []int32 {
-	order := make([]int32, len(sc.names))
+	n := len(sc.names)
+	order := slices.Grow(sc.order[:0], n)[:n]
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(sc.names[a], sc.names[b]) })
-	rank := make([]int32, len(order))
-	sorted := make([]string, len(order))
+	rank := slices.Grow(sc.rank[:0], n)[:n]
+	sorted := slices.Grow(sc.sorted[:0], n)[:n]
 	for r, id := range order {
 		rank[id] = int32(r)
 		sorted[r] = sc.names[id]
 	}
-	sc.names = sorted
+	// The former names' array is the next sort's.
+	former := sc.names
+	clear(former)
+	sc.names, sc.sorted, sc.order, sc.rank = sorted, former[:0], order, rank
 	return rank
 }
 
@@ -133,8 +173,8 @@ type journeyEdgeCount struct {
 func (e journeyEdgeCount) key() uint64 { return uint64(e.from)<<32 | uint64(e.to) }
 
 // links adds up repeated edges, drops what Graph drops without bigraph, and returns the links
-// in Graph's order.
-func (sc *screenNumbers) links(edges []journeyEdgeCount, bigraph bool) []JourneyLink {
+// in Graph's order, in out's array when it has room.
+func (sc *screenNumbers) links(edges []journeyEdgeCount, bigraph bool, out []JourneyLink) []JourneyLink {
 	slices.SortFunc(edges, func(a, b journeyEdgeCount) int { return cmp.Compare(a.key(), b.key()) })
 	w := 0
 	for _, e := range edges {
@@ -166,7 +206,7 @@ func (sc *screenNumbers) links(edges []journeyEdgeCount, bigraph bool) []Journey
 	// Screens are numbered in name order, so edges are sorted by source, then target: a stable
 	// sort by count gives Graph's order.
 	slices.SortStableFunc(edges, func(a, b journeyEdgeCount) int { return cmp.Compare(b.n, a.n) })
-	out := make([]JourneyLink, len(edges))
+	out = slices.Grow(out[:0], len(edges))[:len(edges)]
 	for i, e := range edges {
 		out[i] = JourneyLink{Source: sc.names[e.from], Target: sc.names[e.to], Value: e.n}
 	}
@@ -174,12 +214,13 @@ func (sc *screenNumbers) links(edges []journeyEdgeCount, bigraph bool) []Journey
 }
 
 // nodeIssues sets the nodes' issue lists from the issues on them: repeats of a group on a
-// screen added up (the last non-empty title wins), ordered by count (descending), then id.
-func nodeIssues(nodes []JourneyNode, on []journeyIssueAt) {
+// screen added up (the last non-empty title wins), ordered by count (descending), then id. idx
+// and list are working space (their arrays are used when large enough); it returns them.
+func nodeIssues(nodes []JourneyNode, on []journeyIssueAt, idx []int32, list []JourneyIssue) ([]int32, []JourneyIssue) {
 	for i := range nodes {
 		nodes[i].Issues = JourneyIssues{Crashes: []JourneyIssue{}, ANRs: []JourneyIssue{}} // as Graph has them
 	}
-	idx := make([]int32, len(on))
+	idx = slices.Grow(idx[:0], len(on))[:len(on)]
 	for i := range idx {
 		idx[i] = int32(i)
 	}
@@ -204,7 +245,7 @@ func nodeIssues(nodes []JourneyNode, on []journeyIssueAt) {
 		return cmp.Or(cmp.Compare(on[a].screen, on[b].screen), strings.Compare(on[a].kind, on[b].kind),
 			cmp.Compare(on[b].count, on[a].count), strings.Compare(on[a].group, on[b].group))
 	})
-	list := make([]JourneyIssue, len(idx))
+	list = slices.Grow(list[:0], len(idx))[:len(idx)]
 	for k := 0; k < len(idx); {
 		first, screen, kind := k, on[idx[k]].screen, on[idx[k]].kind
 		for ; k < len(idx) && on[idx[k]].screen == screen && on[idx[k]].kind == kind; k++ {
@@ -217,6 +258,7 @@ func nodeIssues(nodes []JourneyNode, on []journeyIssueAt) {
 			nodes[screen].Issues.ANRs = list[first:k:k]
 		}
 	}
+	return idx, list
 }
 
 // AppendJSON appends j as encoding/json writes it (json.Marshal(j): same fields, order, escapes,

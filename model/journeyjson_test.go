@@ -92,13 +92,34 @@ func (c journeyCase) counts(bigraph bool) JourneyJSON {
 	if len(c.links)%2 == 1 {
 		n = &JourneyCounts{} // the zero one works too
 	}
+	return c.fill(n).Graph(bigraph)
+}
+
+// fill adds the case's links and issues to n.
+func (c journeyCase) fill(n *JourneyCounts) *JourneyCounts {
 	for _, l := range c.links {
 		n.AddLink(l.Source, l.Target, l.Value)
 	}
 	for _, is := range c.issues {
 		n.AddIssue(is.Screen, is.Kind, is.GroupID, is.Title, is.Count)
 	}
-	return n.Graph(bigraph)
+	return n
+}
+
+// TestJourneyCountsReused: a JourneyCounts used again after Reset for a journey of the same
+// size allocates nothing (what the live answer's pool is for).
+func TestJourneyCountsReused(t *testing.T) {
+	cases := journeyCases()
+	c := cases[len(cases)-1]
+	n := &JourneyCounts{}
+	c.fill(n).Graph(true)
+	buf := make([]byte, 0, 64<<10)
+	if a := testing.AllocsPerRun(20, func() {
+		n.Reset()
+		buf = c.fill(n).Graph(true).AppendJSON(buf[:0])
+	}); a != 0 {
+		t.Errorf("%v allocations per journey after Reset, want 0", a)
+	}
 }
 
 // graphOf is the reference: the counts added to a JourneyGraph in order.
@@ -158,12 +179,17 @@ func journeyCases() []journeyCase {
 // AppendJSON against referenceGraph and encoding/json, byte for byte, both ways and with each
 // Only.
 func TestJourneyCounts(t *testing.T) {
+	reused := &JourneyCounts{} // Reset before each case: what a pool of them does
 	for _, c := range journeyCases() {
 		for _, bigraph := range []bool{true, false} {
 			want := referenceGraph(c.graphOf(), bigraph)
 			got := c.counts(bigraph)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, bigraph %v:\n got %+v\nwant %+v", c.name, bigraph, got, want)
+			}
+			reused.Reset()
+			if r := c.fill(reused).Graph(bigraph); !reflect.DeepEqual(r, want) {
+				t.Errorf("%s, bigraph %v, after Reset:\n got %+v\nwant %+v", c.name, bigraph, r, want)
 			}
 			if g := c.graphOf().Graph(bigraph); !reflect.DeepEqual(g, want) {
 				t.Errorf("%s, bigraph %v: JourneyGraph.Graph\n got %+v\nwant %+v", c.name, bigraph, g, want)
