@@ -27,7 +27,14 @@ func (s *Store) AppRole(ctx context.Context, appID, userID uuid.UUID) (model.App
 	return a, rl, err
 }
 
+// SessionAppRole keeps its admitting answers in the store's access cache (see Store).
 func (s *Store) SessionAppRole(ctx context.Context, sessionID, appID, userID uuid.UUID) (sinks.SessionAccess, error) {
+	return s.access.Read(sinks.AccessKey{Session: sessionID, App: appID, User: userID}, func() (sinks.SessionAccess, error) {
+		return s.sessionAppRole(ctx, sessionID, appID, userID)
+	})
+}
+
+func (s *Store) sessionAppRole(ctx context.Context, sessionID, appID, userID uuid.UUID) (sinks.SessionAccess, error) {
 	var acc sinks.SessionAccess
 	err := s.view(ctx, func(txn *badger.Txn) error {
 		if err := get(txn, key(pSession, sessionID[:]), &acc.Session, "session "+sessionID.String()); err != nil {

@@ -60,13 +60,22 @@ const expireBatch = 1000
 // Store is the Badger MetaStore. It shares the DB with the other embedded backends.
 type Store struct {
 	db *badger.DB
+	// access keeps SessionAppRole's admitting answers (sinks.AccessCache). Every write of this
+	// store drops them all: this store is the only writer of its records, and its writes are
+	// few (a key's last use once a minute, onboarding marks, dashboard actions), so no change
+	// of a session, an app or a membership can go unseen.
+	access *sinks.AccessCache
 }
+
+// accessTTL is how long the access cache keeps an answer at most.
+const accessTTL = 10 * time.Second
 
 var _ sinks.MetaStore = (*Store)(nil)
 
 // New returns a MetaStore keeping its records in db, which the caller opened with
-// badgerdb.Open and closes after Close.
-func New(db *badger.DB) *Store { return &Store{db: db} }
+// badgerdb.Open and closes after Close. While it is open it must be the only writer of the
+// records (its access cache knows only of its own writes).
+func New(db *badger.DB) *Store { return &Store{db: db, access: sinks.NewAccessCache(accessTTL, true)} }
 
 // userRec is a stored user: the user and the team created with them.
 type userRec struct {
@@ -103,6 +112,7 @@ func expiryKey(s model.AuthSession) []byte { return key(pExpiry, timeKey(s.Expir
 // update runs fn in a read-write transaction, redoing it while Badger reports a conflict
 // (another transaction changed what fn read). fn must not keep state between runs.
 func (s *Store) update(ctx context.Context, fn func(txn *badger.Txn) error) error {
+	defer s.access.Drop(nil) // after the commit: a read that began before it is not kept
 	for {
 		if err := ctxErr(ctx); err != nil {
 			return err

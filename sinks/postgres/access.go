@@ -54,16 +54,9 @@ func (s *Store) SessionAppRole(ctx context.Context, sessionID, appID, userID uui
 	if s.access == nil {
 		return s.sessionAppRole(ctx, sessionID, appID, userID)
 	}
-	k := accessKey{session: sessionID, app: appID, user: userID}
-	acc, gen, ok := s.access.get(k)
-	if ok {
-		return acc, nil
-	}
-	acc, err := s.sessionAppRole(ctx, sessionID, appID, userID)
-	if err == nil {
-		s.access.put(k, acc, gen)
-	}
-	return acc, err
+	return s.access.Read(sinks.AccessKey{Session: sessionID, App: appID, User: userID}, func() (sinks.SessionAccess, error) {
+		return s.sessionAppRole(ctx, sessionID, appID, userID)
+	})
 }
 
 func (s *Store) sessionAppRole(ctx context.Context, sessionID, appID, userID uuid.UUID) (sinks.SessionAccess, error) {

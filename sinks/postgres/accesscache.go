@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,10 +15,10 @@ import (
 	"github.com/svc-dev/svc/sinks"
 )
 
-// The access cache keeps SessionAppRole's answers for requests the dashboard admits, so that a
-// live dashboard answer does not wait for a PostgreSQL round trip: on this machine that round
-// trip alone has a p99 above the live answers' 1 ms target (BenchmarkAppRoute,
-// docs/benchmarks.md "Sign-in checks from memory").
+// The access cache (sinks.AccessCache) keeps SessionAppRole's answers for requests the
+// dashboard admits, so that a live dashboard answer does not wait for a PostgreSQL round trip:
+// on this machine that round trip alone has a p99 above the live answers' 1 ms target
+// (BenchmarkAppRoute, docs/benchmarks.md "Sign-in checks from memory").
 //
 // An answer is kept only while the store listens on the channel svc_access, on which triggers
 // (migration 00011) announce every change to a session, an app or a membership, by any node.
@@ -28,100 +27,30 @@ import (
 // returns, so a sign-out holds from this node's next request at once and from other nodes'
 // once the notice arrives (milliseconds). Each answer is also kept for accessTTL at most, and
 // the listener checks that notices reach it (listenOnce's probes).
-//
-// A read that ran while a notice arrived is not kept (gen): it may have read the row before the
-// change.
-type accessCache struct {
-	mu        sync.Mutex
-	gen       uint64 // counts drops; an answer read across one is not kept
-	listening bool
-	entries   map[accessKey]accessEntry
-	now       func() time.Time
-}
-
-type accessKey struct{ session, app, user uuid.UUID }
-
-type accessEntry struct {
-	acc   sinks.SessionAccess
-	until time.Time
-}
 
 // Tunables, variables for the tests.
 var (
-	accessTTL        = 10 * time.Second
-	listenPing       = 5 * time.Second
-	probeWait        = 5 * time.Second
-	listenRetry      = time.Second
-	accessMaxEntries = 10000 // past it the cache starts again empty
+	accessTTL   = 10 * time.Second
+	listenPing  = 5 * time.Second
+	probeWait   = 5 * time.Second
+	listenRetry = time.Second
 )
+
+// accessChannel is the channel the triggers of migration 00011 notify.
+const accessChannel = "svc_access"
+
+// listenerName is the listening connection's application_name, to tell it in pg_stat_activity.
+const listenerName = "svc access listener"
+
+// probePrefix starts the payload of a probe (listenOnce), which drops nothing.
+const probePrefix = "p"
 
 // testHookNotice, when set, sees each notice before it is applied and may lose it (false): a
 // test holds notices back with it to see what the store's own changes drop.
 var testHookNotice atomic.Pointer[func(payload string) bool]
 
-// probePrefix starts the payload of a probe (listenOnce), which drops nothing.
-const probePrefix = "p"
-
-// listenerName is the listening connection's application_name, to tell it in pg_stat_activity.
-const listenerName = "svc access listener"
-
-// accessChannel is the channel the triggers of migration 00011 notify.
-const accessChannel = "svc_access"
-
-func newAccessCache() *accessCache {
-	return &accessCache{entries: map[accessKey]accessEntry{}, now: time.Now}
-}
-
-// get returns the kept answer for k, and the generation a read for k starts in.
-func (c *accessCache) get(k accessKey) (sinks.SessionAccess, uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[k]
-	if ok && c.now().Before(e.until) {
-		return e.acc, c.gen, true
-	}
-	if ok {
-		delete(c.entries, k)
-	}
-	return sinks.SessionAccess{}, c.gen, false
-}
-
-// put keeps an admitted answer read in generation gen, unless something was dropped since.
-func (c *accessCache) put(k accessKey, acc sinks.SessionAccess, gen uint64) {
-	if acc.AppErr != nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.listening || gen != c.gen {
-		return
-	}
-	if len(c.entries) >= accessMaxEntries {
-		clear(c.entries)
-	}
-	c.entries[k] = accessEntry{acc: acc, until: c.now().Add(accessTTL)}
-}
-
-// drop removes the answers a change concerns (a notice's payload, see migration 00011); a
-// payload it cannot read drops everything.
-func (c *accessCache) drop(payload string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	match := matcher(payload)
-	if match == nil {
-		clear(c.entries)
-		return
-	}
-	for k, e := range c.entries {
-		if match(k, e) {
-			delete(c.entries, k)
-		}
-	}
-}
-
 // matcher reads a notice's payload into which answers it concerns; nil means all.
-func matcher(payload string) func(accessKey, accessEntry) bool {
+func matcher(payload string) func(sinks.AccessKey, sinks.SessionAccess) bool {
 	if payload == "" {
 		return nil
 	}
@@ -129,47 +58,33 @@ func matcher(payload string) func(accessKey, accessEntry) bool {
 	switch kind {
 	case 's':
 		if id, err := uuid.Parse(rest); err == nil {
-			return func(k accessKey, _ accessEntry) bool { return k.session == id }
+			return func(k sinks.AccessKey, _ sinks.SessionAccess) bool { return k.Session == id }
 		}
 	case 'a':
 		if id, err := uuid.Parse(rest); err == nil {
-			return func(k accessKey, _ accessEntry) bool { return k.app == id }
+			return func(k sinks.AccessKey, _ sinks.SessionAccess) bool { return k.App == id }
 		}
 	case 'm':
 		t, u, ok := strings.Cut(rest, "/")
 		team, err1 := uuid.Parse(t)
 		user, err2 := uuid.Parse(u)
 		if ok && err1 == nil && err2 == nil {
-			return func(k accessKey, e accessEntry) bool { return k.user == user && e.acc.App.TeamID == team }
+			return func(k sinks.AccessKey, acc sinks.SessionAccess) bool { return k.User == user && acc.App.TeamID == team }
 		}
 	}
 	return nil
 }
 
-// setListening says whether notices are heard; either way every answer kept so far goes.
-func (c *accessCache) setListening(on bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	c.listening = on
-	clear(c.entries)
-}
-
 // AccessCacheListening says whether the access cache keeps answers now: its listener listens.
 // False without Options.AccessCache.
 func (s *Store) AccessCacheListening() bool {
-	if s.access == nil {
-		return false
-	}
-	s.access.mu.Lock()
-	defer s.access.mu.Unlock()
-	return s.access.listening
+	return s.access != nil && s.access.On()
 }
 
 // Changes this store makes drop what they concern at once; the notice follows for the others.
 func (s *Store) accessChanged(payload string) {
 	if s.access != nil {
-		s.access.drop(payload)
+		s.access.Drop(matcher(payload))
 	}
 }
 
@@ -179,7 +94,7 @@ func (s *Store) accessChanged(payload string) {
 func (s *Store) listen(ctx context.Context, log *slog.Logger) {
 	for ctx.Err() == nil {
 		err := s.listenOnce(ctx)
-		s.access.setListening(false)
+		s.access.SetOn(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -251,11 +166,11 @@ func (s *Store) listenOnce(ctx context.Context) error {
 				probe, due = "", time.Now().Add(listenPing)
 				if !heard {
 					heard = true
-					s.access.setListening(true)
+					s.access.SetOn(true)
 				}
 			case strings.HasPrefix(n.Payload, probePrefix): // an earlier one, or another node's
 			default:
-				s.access.drop(n.Payload)
+				s.access.Drop(matcher(n.Payload))
 			}
 		case ctx.Err() != nil:
 			return ctx.Err()

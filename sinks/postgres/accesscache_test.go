@@ -81,6 +81,10 @@ func newAccessFixture(t *testing.T, s *Store) accessFixture {
 	return f
 }
 
+func (f accessFixture) key() sinks.AccessKey {
+	return sinks.AccessKey{Session: f.session.ID, App: f.app.ID, User: f.user.ID}
+}
+
 func (f accessFixture) read(s *Store) (sinks.SessionAccess, error) {
 	return s.SessionAppRole(context.Background(), f.session.ID, f.app.ID, f.user.ID)
 }
@@ -219,7 +223,7 @@ func prime(t *testing.T, s *Store, f accessFixture) {
 	if acc, err := f.read(s); err != nil || acc.AppErr != nil || acc.Role != model.RoleOwner {
 		t.Fatalf("first read = %+v, %v", acc, err)
 	}
-	if _, _, ok := s.access.get(accessKey{f.session.ID, f.app.ID, f.user.ID}); !ok {
+	if !s.access.Kept(f.key()) {
 		t.Fatal("the admitted answer was not kept")
 	}
 }
@@ -298,7 +302,7 @@ func checkHeard(t *testing.T, cached, other *Store, f accessFixture) {
 func checkDeaf(t *testing.T, cached, other *Store, f accessFixture, name string) {
 	t.Helper()
 	waitListening(t, cached, false)
-	if _, _, ok := cached.access.get(accessKey{f.session.ID, f.app.ID, f.user.ID}); ok {
+	if cached.access.Kept(f.key()) {
 		t.Fatal("an answer is still kept while not listening")
 	}
 	renameUnannounced(t, other, f.app.ID, name)
@@ -339,7 +343,7 @@ func TestAccessCacheWithoutTriggers(t *testing.T) {
 	if _, err := f.read(s); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := s.access.get(accessKey{f.session.ID, f.app.ID, f.user.ID}); ok {
+	if s.access.Kept(f.key()) {
 		t.Fatal("an answer was kept with no trigger to announce its change")
 	}
 	if err := Migrate(t.Context(), dsn); err != nil {
@@ -349,67 +353,37 @@ func TestAccessCacheWithoutTriggers(t *testing.T) {
 	prime(t, s, f)
 }
 
-// TestAccessCacheRules covers the pure rules: what a notice drops, and that an answer read
-// across a drop is not kept.
-func TestAccessCacheRules(t *testing.T) {
+// TestAccessNotices: what each notice's payload drops (migration 00011's forms).
+func TestAccessNotices(t *testing.T) {
 	team, other := uuid.New(), uuid.New()
-	k := accessKey{session: uuid.New(), app: uuid.New(), user: uuid.New()}
-	acc := sinks.SessionAccess{App: model.App{ID: k.app, TeamID: team}, Role: model.RoleOwner}
+	k := sinks.AccessKey{Session: uuid.New(), App: uuid.New(), User: uuid.New()}
+	acc := sinks.SessionAccess{App: model.App{ID: k.App, TeamID: team}, Role: model.RoleOwner}
 	cases := []struct {
 		payload string
 		drops   bool
 	}{
-		{"s" + k.session.String(), true},
+		{"s" + k.Session.String(), true},
 		{"s" + uuid.NewString(), false},
-		{"a" + k.app.String(), true},
+		{"a" + k.App.String(), true},
 		{"a" + uuid.NewString(), false},
-		{"m" + team.String() + "/" + k.user.String(), true},
-		{"m" + other.String() + "/" + k.user.String(), false},
+		{"m" + team.String() + "/" + k.User.String(), true},
+		{"m" + other.String() + "/" + k.User.String(), false},
 		{"m" + team.String() + "/" + uuid.NewString(), false},
 		{"*", true},
 		{"", true},
 		{"sgarbage", true},
 		{"m" + team.String(), true},
-		{"x" + k.app.String(), true},
+		{"x" + k.App.String(), true},
 	}
 	for _, c := range cases {
-		ac := newAccessCache()
-		ac.listening = true
-		_, gen, _ := ac.get(k)
-		ac.put(k, acc, gen)
-		ac.drop(c.payload)
-		if _, _, ok := ac.get(k); ok == c.drops {
-			t.Errorf("notice %q: kept = %v, want %v", c.payload, ok, !c.drops)
+		ac := sinks.NewAccessCache(time.Hour, true)
+		if _, err := ac.Read(k, func() (sinks.SessionAccess, error) { return acc, nil }); err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	ac := newAccessCache()
-	ac.listening = true
-	_, gen, _ := ac.get(k)
-	ac.drop("s" + uuid.NewString()) // any notice during the read
-	ac.put(k, acc, gen)
-	if _, _, ok := ac.get(k); ok {
-		t.Error("an answer read across a notice was kept")
-	}
-	_, gen, _ = ac.get(k)
-	ac.put(k, sinks.SessionAccess{AppErr: sinks.ErrNotFound}, gen)
-	if _, _, ok := ac.get(k); ok {
-		t.Error("a refusal was kept")
-	}
-	ac.listening = false
-	ac.put(k, acc, gen)
-	if _, _, ok := ac.get(k); ok {
-		t.Error("an answer was kept while not listening")
-	}
-
-	now := time.Now()
-	ac = newAccessCache()
-	ac.listening = true
-	ac.now = func() time.Time { return now }
-	ac.put(k, acc, ac.gen)
-	now = now.Add(accessTTL)
-	if _, _, ok := ac.get(k); ok {
-		t.Error("an answer was kept past accessTTL")
+		ac.Drop(matcher(c.payload))
+		if ac.Kept(k) == c.drops {
+			t.Errorf("notice %q: kept = %v, want %v", c.payload, c.drops, !c.drops)
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ type Store struct {
 	callTimeout time.Duration
 	// access keeps SessionAppRole's admitted answers (accesscache.go); nil unless
 	// Options.AccessCache. stopListen ends its listener, listened says it has ended.
-	access     *accessCache
+	access     *sinks.AccessCache
 	stopListen context.CancelFunc
 	listened   chan struct{}
 }
@@ -95,7 +95,7 @@ func New(dsn string, o Options) (*Store, error) {
 	s := &Store{pool: pool, callTimeout: o.CallTimeout}
 	if o.AccessCache {
 		ctx, stop := context.WithCancel(context.Background())
-		s.access, s.stopListen, s.listened = newAccessCache(), stop, make(chan struct{})
+		s.access, s.stopListen, s.listened = sinks.NewAccessCache(accessTTL, false), stop, make(chan struct{})
 		go func() { // ends when Close cancels ctx
 			defer close(s.listened)
 			s.listen(ctx, o.Logger)
