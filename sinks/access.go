@@ -11,10 +11,10 @@ import (
 // AppAccess reads what the dashboard checks before it serves a route under /apps/{id}: the app,
 // the caller's role in the app's team and, with SessionAppRole, the caller's sign-in session,
 // in one round trip to the store instead of three (issue #17). A sign-out, a changed role or a
-// removed membership is seen by the next call. The embedded store reads on every call; the
-// PostgreSQL store of a node keeps the answers that admit a request while it hears PostgreSQL's
-// notices of changes (postgres.Options.AccessCache), so another node's change is seen once its
-// notice arrives, within milliseconds. Both metadata stores implement it; the AppAccess group of
+// removed membership is seen by the next call. Both stores may keep the answers that admit a
+// request (AccessCache): the embedded one drops them at each of its writes, the PostgreSQL one
+// of a node while it hears PostgreSQL's notices of changes (postgres.Options.AccessCache), so
+// another node's change is seen once its notice arrives, within milliseconds. Both metadata stores implement it; the AppAccess group of
 // sinks/metatest.Run checks them. The MetaStore contract's rules on errors (ErrUnavailable when
 // the store does not answer) and concurrency apply.
 type AppAccess interface {
