@@ -91,16 +91,29 @@ func (s *Store) accessChanged(payload string) {
 // listen keeps a connection listening on accessChannel until ctx ends, and tells the cache
 // whether it hears. A failed connection or a schema without the triggers (migrations not yet
 // applied) is retried every listenRetry.
+//
+// It logs once when it stops listening (or cannot start) and once when it listens again, not
+// at every retry: PostgreSQL down for an hour is two lines.
 func (s *Store) listen(ctx context.Context, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	warned := false
 	for ctx.Err() == nil {
-		err := s.listenOnce(ctx)
+		err := s.listenOnce(ctx, func() {
+			if warned {
+				log.Info("postgres: listening for access changes again; dashboard sign-in checks are kept in memory")
+				warned = false
+			}
+		})
 		s.access.SetOn(false)
 		if ctx.Err() != nil {
 			return
 		}
-		if log != nil {
+		if !warned {
 			log.Warn("postgres: not listening for access changes; dashboard sign-in checks read the database until it listens again",
-				"error", err.Error(), "retry_in", listenRetry.String())
+				"error", err.Error(), "retry_every", listenRetry.String())
+			warned = true
 		}
 		select {
 		case <-ctx.Done():
@@ -115,7 +128,7 @@ func (s *Store) listen(ctx context.Context, log *slog.Logger) {
 // cache on, and one goes after every listenPing of quiet. So a connection that is cut without a
 // word, or one through a proxy that does not pass notices on (a transaction-pooling PgBouncer),
 // keeps nothing for longer than that.
-func (s *Store) listenOnce(ctx context.Context) error {
+func (s *Store) listenOnce(ctx context.Context, heardFirst func()) error {
 	cctx, cancel := s.deadline(ctx)
 	cfg := s.pool.Config().ConnConfig.Copy()
 	cfg.RuntimeParams["application_name"] = listenerName
@@ -167,6 +180,7 @@ func (s *Store) listenOnce(ctx context.Context) error {
 				if !heard {
 					heard = true
 					s.access.SetOn(true)
+					heardFirst()
 				}
 			case strings.HasPrefix(n.Payload, probePrefix): // an earlier one, or another node's
 			default:

@@ -1,8 +1,12 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,9 +19,12 @@ import (
 )
 
 // openCached opens a store with the access cache and waits until its listener listens.
-func openCached(t *testing.T, dsn string) *Store {
+func openCached(t *testing.T, dsn string) *Store { t.Helper(); return openCachedLog(t, dsn, nil) }
+
+// openCachedLog is openCached with a logger for the listener.
+func openCachedLog(t *testing.T, dsn string, log *slog.Logger) *Store {
 	t.Helper()
-	s, err := OpenWith(t.Context(), dsn, Options{AccessCache: true})
+	s, err := OpenWith(t.Context(), dsn, Options{AccessCache: true, Logger: log})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -251,7 +258,8 @@ func TestAccessCacheListener(t *testing.T) {
 	listenPing, probeWait, listenRetry, accessTTL = 50*time.Millisecond, time.Second, 300*time.Millisecond, time.Hour
 	t.Cleanup(func() { listenPing, probeWait, listenRetry, accessTTL = oldPing, oldWait, oldRetry, oldTTL })
 	dsn := migrated(t)
-	cached := openCached(t, dsn)
+	var logged lockedBuffer
+	cached := openCachedLog(t, dsn, slog.New(slog.NewTextHandler(&logged, nil)))
 	other := openStore(t, dsn)
 
 	f := newAccessFixture(t, cached)
@@ -282,9 +290,35 @@ func TestAccessCacheListener(t *testing.T) {
 	lose := func(string) bool { return false }
 	testHookNotice.Store(&lose)
 	waitListening(t, cached, false)
+	time.Sleep(3 * probeWait) // more tries, each failing
 	testHookNotice.Store(nil)
 	checkDeaf(t, cached, other, f, "unheard")
 	waitListening(t, cached, true)
+
+	// Two spells without listening: two warnings and two lines saying it listens again, not a
+	// line for every try.
+	out := logged.String()
+	if w, i := strings.Count(out, "not listening for access changes"), strings.Count(out, "listening for access changes again"); w != 2 || i != 2 {
+		t.Errorf("log has %d warnings and %d recoveries, want 2 of each:\n%s", w, i, out)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the listener's goroutine and the test's.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // checkHeard primes cached with f, has other delete f's session and waits for cached to refuse it.
