@@ -388,9 +388,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 				case "none":
 					token = ""
 				case "expired":
-					old := *f.api.Tokens
-					old.Now = func() time.Time { return f.now.Add(-2 * time.Hour) }
-					token = f.signInWith(t, &old, f.users["owner"].ID)
+					tk := f.api.Tokens
+					old := &auth.Issuer{AccessSecret: tk.AccessSecret, RefreshSecret: tk.RefreshSecret, AccessTTL: tk.AccessTTL,
+						RefreshTTL: tk.RefreshTTL, Now: func() time.Time { return f.now.Add(-2 * time.Hour) }}
+					token = f.signInWith(t, old, f.users["owner"].ID)
 				}
 				var body any
 				if row.body != nil {
