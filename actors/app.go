@@ -580,16 +580,12 @@ func cellOf(c *actorpb.IssueCell) model.IssueCell {
 // JourneyAnswer is the journey of a live reply's links and issues, without building a
 // model.JourneyGraph of them (model.JourneyCounts): the dashboard's live answer.
 func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
-	return JourneyCountsOf(r).Graph(bigraph)
+	return AddJourneyReply(model.NewJourneyCounts(len(r.Links), len(r.Issues)), r).Graph(bigraph)
 }
 
-// JourneyCountsOf is a journey reply's counts, to which more (the store's facts of the parts of
-// a window the reply does not cover) can be added before the graph is built.
-func JourneyCountsOf(r *actorpb.LiveReply) *model.JourneyCounts {
-	return AddJourneyReply(model.NewJourneyCounts(len(r.Links), len(r.Issues)), r)
-}
-
-// AddJourneyReply adds a journey reply's counts to c and returns c.
+// AddJourneyReply adds a journey reply's counts to c and returns c, to which more (the store's
+// facts of the parts of a window the reply does not cover) can be added before the graph is
+// built.
 func AddJourneyReply(c *model.JourneyCounts, r *actorpb.LiveReply) *model.JourneyCounts {
 	for _, l := range r.Links {
 		c.AddLink(l.From, l.To, l.Sessions)

@@ -53,6 +53,9 @@ func (c *JourneyCounts) Reset() {
 	c.links, c.nodes, c.list = clearSlice(c.links), clearSlice(c.nodes), clearSlice(c.list)
 }
 
+// resized returns s with length n, in s's array when it has room; the elements are not cleared.
+func resized[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
+
 // clearSlice empties s, dropping what its elements point to, and keeps its array.
 func clearSlice[T any](s []T) []T {
 	clear(s)
@@ -106,7 +109,7 @@ func (c *JourneyCounts) Graph(bigraph bool) JourneyJSON {
 		c.on[i].screen = rank[c.on[i].screen]
 	}
 	c.links = c.sc.links(c.edges, bigraph, c.links)
-	c.nodes = slices.Grow(c.nodes[:0], len(c.sc.names))[:len(c.sc.names)]
+	c.nodes = resized(c.nodes, len(c.sc.names))
 	for i, s := range c.sc.names {
 		c.nodes[i] = JourneyNode{ID: s}
 	}
@@ -146,13 +149,13 @@ func (sc *screenNumbers) id(s string) int32 {
 // sort orders names and returns each former number's new one.
 func (sc *screenNumbers) sort() []int32 {
 	n := len(sc.names)
-	order := slices.Grow(sc.order[:0], n)[:n]
+	order := resized(sc.order, n)
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(sc.names[a], sc.names[b]) })
-	rank := slices.Grow(sc.rank[:0], n)[:n]
-	sorted := slices.Grow(sc.sorted[:0], n)[:n]
+	rank := resized(sc.rank, n)
+	sorted := resized(sc.sorted, n)
 	for r, id := range order {
 		rank[id] = int32(r)
 		sorted[r] = sc.names[id]
@@ -206,7 +209,7 @@ func (sc *screenNumbers) links(edges []journeyEdgeCount, bigraph bool, out []Jou
 	// Screens are numbered in name order, so edges are sorted by source, then target: a stable
 	// sort by count gives Graph's order.
 	slices.SortStableFunc(edges, func(a, b journeyEdgeCount) int { return cmp.Compare(b.n, a.n) })
-	out = slices.Grow(out[:0], len(edges))[:len(edges)]
+	out = resized(out, len(edges))
 	for i, e := range edges {
 		out[i] = JourneyLink{Source: sc.names[e.from], Target: sc.names[e.to], Value: e.n}
 	}
@@ -220,7 +223,7 @@ func nodeIssues(nodes []JourneyNode, on []journeyIssueAt, idx []int32, list []Jo
 	for i := range nodes {
 		nodes[i].Issues = JourneyIssues{Crashes: []JourneyIssue{}, ANRs: []JourneyIssue{}} // as Graph has them
 	}
-	idx = slices.Grow(idx[:0], len(on))[:len(on)]
+	idx = resized(idx, len(on))
 	for i := range idx {
 		idx[i] = int32(i)
 	}
@@ -245,7 +248,7 @@ func nodeIssues(nodes []JourneyNode, on []journeyIssueAt, idx []int32, list []Jo
 		return cmp.Or(cmp.Compare(on[a].screen, on[b].screen), strings.Compare(on[a].kind, on[b].kind),
 			cmp.Compare(on[b].count, on[a].count), strings.Compare(on[a].group, on[b].group))
 	})
-	list = slices.Grow(list[:0], len(idx))[:len(idx)]
+	list = resized(list, len(idx))
 	for k := 0; k < len(idx); {
 		first, screen, kind := k, on[idx[k]].screen, on[idx[k]].kind
 		for ; k < len(idx) && on[idx[k]].screen == screen && on[idx[k]].kind == kind; k++ {
