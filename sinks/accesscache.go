@@ -17,7 +17,8 @@ import (
 // An answer is kept for the cache's TTL at most, and only while the cache is on (SetOn: a
 // store that may miss changes, such as one whose listening connection is down, turns it off,
 // which drops everything). A read that ran while something was dropped is not kept: it may
-// have read a row from before the change. Refusals are never kept.
+// have read a row from before the change. Refusals are never kept. A nil *AccessCache keeps
+// nothing: Read reads, Drop does nothing, On is false.
 type AccessCache struct {
 	ttl time.Duration
 	now func() time.Time
@@ -36,6 +37,9 @@ type accessEntry struct {
 	until time.Time
 }
 
+// DefaultAccessTTL is how long the metadata stores keep an answer at most.
+const DefaultAccessTTL = 10 * time.Second
+
 // accessMaxEntries bounds a cache; past it, it starts again empty.
 const accessMaxEntries = 10000
 
@@ -47,6 +51,9 @@ func NewAccessCache(ttl time.Duration, on bool) *AccessCache {
 // Read answers k from the cache, or with read, keeping read's answer when it admits the
 // request (no error, no AppErr) and nothing was dropped meanwhile.
 func (c *AccessCache) Read(k AccessKey, read func() (SessionAccess, error)) (SessionAccess, error) {
+	if c == nil {
+		return read()
+	}
 	c.mu.Lock()
 	e, ok := c.entries[k]
 	if ok && !c.now().Before(e.until) {
@@ -75,6 +82,9 @@ func (c *AccessCache) Read(k AccessKey, read func() (SessionAccess, error)) (Ses
 
 // Drop removes the kept answers match says a change concerns; a nil match removes them all.
 func (c *AccessCache) Drop(match func(AccessKey, SessionAccess) bool) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
@@ -100,6 +110,9 @@ func (c *AccessCache) SetOn(on bool) {
 
 // On says whether answers are kept.
 func (c *AccessCache) On() bool {
+	if c == nil {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.on

@@ -102,3 +102,18 @@ func TestAccessCache(t *testing.T) {
 		}
 	})
 }
+
+// TestAccessCacheNil: a nil cache (a store without one) reads every time and keeps nothing.
+func TestAccessCacheNil(t *testing.T) {
+	var c *AccessCache
+	reads := 0
+	for range 2 {
+		if _, err := c.Read(AccessKey{}, func() (SessionAccess, error) { reads++; return SessionAccess{}, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Drop(nil)
+	if reads != 2 || c.On() {
+		t.Fatalf("nil cache: %d reads of 2, on = %v", reads, c.On())
+	}
+}

@@ -67,15 +67,14 @@ type Store struct {
 	access *sinks.AccessCache
 }
 
-// accessTTL is how long the access cache keeps an answer at most.
-const accessTTL = 10 * time.Second
-
 var _ sinks.MetaStore = (*Store)(nil)
 
 // New returns a MetaStore keeping its records in db, which the caller opened with
 // badgerdb.Open and closes after Close. While it is open it must be the only writer of the
 // records (its access cache knows only of its own writes).
-func New(db *badger.DB) *Store { return &Store{db: db, access: sinks.NewAccessCache(accessTTL, true)} }
+func New(db *badger.DB) *Store {
+	return &Store{db: db, access: sinks.NewAccessCache(sinks.DefaultAccessTTL, true)}
+}
 
 // userRec is a stored user: the user and the team created with them.
 type userRec struct {

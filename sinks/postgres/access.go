@@ -51,9 +51,6 @@ const sessionAppRoleByID = `SELECT ` + appCols + `, m.role, ` + sessionCols + ` 
 //
 // With Options.AccessCache, an answer that admits the request is kept (accesscache.go).
 func (s *Store) SessionAppRole(ctx context.Context, sessionID, appID, userID uuid.UUID) (sinks.SessionAccess, error) {
-	if s.access == nil {
-		return s.sessionAppRole(ctx, sessionID, appID, userID)
-	}
 	return s.access.Read(sinks.AccessKey{Session: sessionID, App: appID, User: userID}, func() (sinks.SessionAccess, error) {
 		return s.sessionAppRole(ctx, sessionID, appID, userID)
 	})

@@ -30,7 +30,7 @@ import (
 
 // Tunables, variables for the tests.
 var (
-	accessTTL   = 10 * time.Second
+	accessTTL   = sinks.DefaultAccessTTL
 	listenPing  = 5 * time.Second
 	probeWait   = 5 * time.Second
 	listenRetry = time.Second
@@ -77,16 +77,10 @@ func matcher(payload string) func(sinks.AccessKey, sinks.SessionAccess) bool {
 
 // AccessCacheListening says whether the access cache keeps answers now: its listener listens.
 // False without Options.AccessCache.
-func (s *Store) AccessCacheListening() bool {
-	return s.access != nil && s.access.On()
-}
+func (s *Store) AccessCacheListening() bool { return s.access.On() }
 
 // Changes this store makes drop what they concern at once; the notice follows for the others.
-func (s *Store) accessChanged(payload string) {
-	if s.access != nil {
-		s.access.Drop(matcher(payload))
-	}
-}
+func (s *Store) accessChanged(payload string) { s.access.Drop(matcher(payload)) }
 
 // listen keeps a connection listening on accessChannel until ctx ends, and tells the cache
 // whether it hears. A failed connection or a schema without the triggers (migrations not yet
