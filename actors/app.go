@@ -2,9 +2,11 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -127,6 +129,7 @@ type appActor struct {
 	// only the reply's arrays leave it.
 	moves  map[uint64]uint64
 	issues map[issueKey]uint64
+	at     []uint32 // packJourney's index of each screen in the reply
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -437,21 +440,7 @@ func (a *appActor) answerExact(q *actorpb.LiveQuery, from, to int64) *actorpb.Li
 				}
 			}
 		}
-		// One array each for the messages the reply points to, not one allocation per message.
-		r := &actorpb.LiveReply{Ok: true, Links: make([]*actorpb.JourneyLink, 0, len(moves)),
-			Issues: make([]*actorpb.JourneyIssueCount, 0, len(issues))}
-		links, counts := make([]actorpb.JourneyLink, len(moves)), make([]actorpb.JourneyIssueCount, len(issues))
-		for k, n := range moves {
-			l := &links[len(r.Links)]
-			l.From, l.To, l.Sessions = a.screens.list[k>>24], a.screens.list[k&(1<<24-1)], n
-			r.Links = append(r.Links, l)
-		}
-		for k, n := range issues {
-			is := &counts[len(r.Issues)]
-			is.Screen, is.GroupId, is.Class, is.Title, is.Count = a.screens.list[k.screen], a.groups.list[k.group], uint32(k.class), a.titles[k.group], n
-			r.Issues = append(r.Issues, is)
-		}
-		return r
+		return a.packJourney(moves, issues)
 	}
 	// One merged cell per group (the caller's MergeGroups needs no more), indexed by group id;
 	// version and bucket stay empty.
@@ -577,23 +566,121 @@ func cellOf(c *actorpb.IssueCell) model.IssueCell {
 			FileName: c.FileName, LineNumber: c.LineNumber, Severity: c.Severity}}
 }
 
-// JourneyAnswer is the journey of a live reply's links and issues, without building a
-// model.JourneyGraph of them (model.JourneyCounts): the dashboard's live answer.
-func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) model.JourneyJSON {
-	return AddJourneyReply(model.NewJourneyCounts(len(r.Links), len(r.Issues)), r).Graph(bigraph)
+// packJourney is the reply of a live journey's sums: LiveReply's packed journey, which names
+// each screen once. The reply's arrays share three allocations; its strings are the actor's.
+func (a *appActor) packJourney(moves map[uint64]uint64, issues map[issueKey]uint64) *actorpb.LiveReply {
+	nl, ni := len(moves), len(issues)
+	u32 := make([]uint32, 2*nl+2*ni)
+	u64 := make([]uint64, nl+ni)
+	strs := make([]string, 0, 2*ni+min(len(a.screens.list), 2*nl+ni))
+	r := &actorpb.LiveReply{Ok: true,
+		LinkFrom: u32[:0:nl], LinkTo: u32[nl : nl : 2*nl], LinkSessions: u64[:0:nl],
+		IssueScreen: u32[2*nl : 2*nl : 2*nl+ni], IssueClass: u32[2*nl+ni : 2*nl+ni : 2*nl+2*ni], IssueCount: u64[nl : nl : nl+ni],
+		IssueGroup: strs[:0:ni], IssueTitle: strs[ni : ni : 2*ni], Screens: strs[2*ni : 2*ni],
+	}
+	// at[s] is screen s's index in r.Screens plus one; 0 until the reply names it.
+	a.at = slices.Grow(a.at[:0], len(a.screens.list))[:len(a.screens.list)]
+	clear(a.at)
+	screen := func(s uint64) uint32 {
+		if a.at[s] == 0 {
+			r.Screens = append(r.Screens, a.screens.list[s])
+			a.at[s] = uint32(len(r.Screens))
+		}
+		return a.at[s] - 1
+	}
+	for k, n := range moves {
+		r.LinkFrom = append(r.LinkFrom, screen(k>>24))
+		r.LinkTo = append(r.LinkTo, screen(k&(1<<24-1)))
+		r.LinkSessions = append(r.LinkSessions, n)
+	}
+	for k, n := range issues {
+		r.IssueScreen = append(r.IssueScreen, screen(uint64(k.screen)))
+		r.IssueGroup = append(r.IssueGroup, a.groups.list[k.group])
+		r.IssueClass = append(r.IssueClass, uint32(k.class))
+		r.IssueTitle = append(r.IssueTitle, a.titles[k.group])
+		r.IssueCount = append(r.IssueCount, n)
+	}
+	return r
 }
 
-// AddJourneyReply adds a journey reply's counts to c and returns c, to which more (the store's
-// facts of the parts of a window the reply does not cover) can be added before the graph is
-// built.
-func AddJourneyReply(c *model.JourneyCounts, r *actorpb.LiveReply) *model.JourneyCounts {
-	for _, l := range r.Links {
-		c.AddLink(l.From, l.To, l.Sessions)
+// JourneyAnswer is the journey of a live reply's links and issues, without building a
+// model.JourneyGraph of them (model.JourneyCounts): the dashboard's live answer.
+func JourneyAnswer(r *actorpb.LiveReply, bigraph bool) (model.JourneyJSON, error) {
+	c := model.NewJourneyCounts(len(r.LinkFrom), len(r.IssueCount))
+	if err := AddJourneyReply(c, r); err != nil {
+		return model.JourneyJSON{}, err
 	}
-	for _, is := range r.Issues {
-		c.AddIssue(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
+	return c.Graph(bigraph), nil
+}
+
+// AddJourneyReply adds a journey reply's counts to c, to which more (the store's facts of the
+// parts of a window the reply does not cover) can be added before the graph is built. A reply
+// whose packed arrays disagree in length or point past its screens adds nothing.
+func AddJourneyReply(c *model.JourneyCounts, r *actorpb.LiveReply) error {
+	if err := checkJourney(r); err != nil {
+		return err
 	}
-	return c
+	for i, n := range r.LinkSessions {
+		c.AddLink(r.Screens[r.LinkFrom[i]], r.Screens[r.LinkTo[i]], n)
+	}
+	for i, n := range r.IssueCount {
+		c.AddIssue(r.Screens[r.IssueScreen[i]], model.JourneyKind(model.IssueClass(r.IssueClass[i])), r.IssueGroup[i], r.IssueTitle[i], n)
+	}
+	return nil
+}
+
+// JourneyPack packs links and issues named by their screens into Reply's journey, as an app
+// actor does: for replies built elsewhere (tests, benchmarks).
+type JourneyPack struct {
+	Reply *actorpb.LiveReply
+	at    map[string]uint32
+}
+
+func (p *JourneyPack) screen(s string) uint32 {
+	i, ok := p.at[s]
+	if !ok {
+		if p.at == nil {
+			p.at = map[string]uint32{}
+		}
+		i = uint32(len(p.Reply.Screens))
+		p.at[s] = i
+		p.Reply.Screens = append(p.Reply.Screens, s)
+	}
+	return i
+}
+
+// Link adds n sessions that moved from one screen to another.
+func (p *JourneyPack) Link(from, to string, n uint64) {
+	r := p.Reply
+	r.LinkFrom, r.LinkTo, r.LinkSessions = append(r.LinkFrom, p.screen(from)), append(r.LinkTo, p.screen(to)), append(r.LinkSessions, n)
+}
+
+// Issue adds n issue events of a group on a screen ("" for none).
+func (p *JourneyPack) Issue(screen, group string, class uint32, title string, n uint64) {
+	r := p.Reply
+	r.IssueScreen, r.IssueGroup, r.IssueClass = append(r.IssueScreen, p.screen(screen)), append(r.IssueGroup, group), append(r.IssueClass, class)
+	r.IssueTitle, r.IssueCount = append(r.IssueTitle, title), append(r.IssueCount, n)
+}
+
+// errJourneyReply is a live reply whose packed journey does not hold together.
+var errJourneyReply = errors.New("malformed live journey reply")
+
+func checkJourney(r *actorpb.LiveReply) error {
+	nl, ni := len(r.LinkSessions), len(r.IssueCount)
+	if len(r.LinkFrom) != nl || len(r.LinkTo) != nl || len(r.IssueScreen) != ni || len(r.IssueGroup) != ni ||
+		len(r.IssueClass) != ni || len(r.IssueTitle) != ni {
+		return fmt.Errorf("%w: arrays of %d, %d, %d links and %d, %d, %d, %d, %d issues", errJourneyReply,
+			len(r.LinkFrom), len(r.LinkTo), nl, len(r.IssueScreen), len(r.IssueGroup), len(r.IssueClass), len(r.IssueTitle), ni)
+	}
+	ns := uint32(len(r.Screens))
+	for _, idx := range [][]uint32{r.LinkFrom, r.LinkTo, r.IssueScreen} {
+		for _, s := range idx {
+			if s >= ns {
+				return fmt.Errorf("%w: screen %d of %d", errJourneyReply, s, ns)
+			}
+		}
+	}
+	return nil
 }
 
 // CellsOf is the inverse of CellProto over a reply's cells.

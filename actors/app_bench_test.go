@@ -77,8 +77,8 @@ func BenchmarkLiveJourney(b *testing.B) {
 		if err != nil || !r.Ok {
 			b.Fatal(err, r.GetReason())
 		}
-		if j := JourneyAnswer(r, true); len(j.Links) == 0 {
-			b.Fatal("no links")
+		if j, err := JourneyAnswer(r, true); err != nil || len(j.Links) == 0 {
+			b.Fatal("no links", err)
 		}
 	}
 }

@@ -142,7 +142,11 @@ func liveJourney(t *testing.T, dir Directory, app uuid.UUID, from, to int64) (mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return JourneyAnswer(r, true), r.Ok
+	j, err := JourneyAnswer(r, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, r.Ok
 }
 
 func storeJourney(t *testing.T, s *badgerevents.Store, app uuid.UUID, from, to int64) model.JourneyJSON {
@@ -323,7 +327,11 @@ func TestLiveSplit(t *testing.T) {
 					t.Errorf("journey %v: answered [%d, %d), want [%d, %d)", journey, r.From, r.To, c.wantFrom, c.wantTo)
 				}
 				if journey {
-					if lj, sj := JourneyAnswer(r, true), storeJourney(t, rig.store, app, r.From, r.To); !reflect.DeepEqual(lj, sj) {
+					lj, err := JourneyAnswer(r, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sj := storeJourney(t, rig.store, app, r.From, r.To); !reflect.DeepEqual(lj, sj) {
 						t.Errorf("journey over [%d, %d):\nlive  %+v\nstore %+v", r.From, r.To, lj, sj)
 					}
 					continue

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -14,32 +15,49 @@ import (
 // replaced: JourneyOf, Graph and encoding/json, for replies of every shape, both bigraph ways.
 func TestJourneyAnswer(t *testing.T) {
 	crash, anr := uint32(model.ClassCrash), uint32(model.ClassANR)
+	type link struct {
+		from, to string
+		n        uint64
+	}
+	type issue struct {
+		screen, group string
+		class         uint32
+		title         string
+		n             uint64
+	}
+	reply := func(links []link, issues []issue) *actorpb.LiveReply {
+		p := JourneyPack{Reply: &actorpb.LiveReply{Ok: true}}
+		for _, l := range links {
+			p.Link(l.from, l.to, l.n)
+		}
+		for _, is := range issues {
+			p.Issue(is.screen, is.group, is.class, is.title, is.n)
+		}
+		return p.Reply
+	}
 	replies := map[string]*actorpb.LiveReply{
-		"empty":    {Ok: true},
-		"one link": {Ok: true, Links: []*actorpb.JourneyLink{{From: "Home", To: "List", Sessions: 1}}},
-		"one node": {Ok: true, Issues: []*actorpb.JourneyIssueCount{{Screen: "Home", GroupId: "g", Class: crash, Title: "E@F.kt", Count: 1}}},
-		"ties": {Ok: true, Links: []*actorpb.JourneyLink{{From: "B", To: "A", Sessions: 2}, {From: "A", To: "B", Sessions: 2},
-			{From: "C", To: "A", Sessions: 2}, {From: "A", To: "C", Sessions: 1}, {From: "C", To: "B", Sessions: 2}},
-			Issues: []*actorpb.JourneyIssueCount{{Screen: "A", GroupId: "g2", Class: crash, Count: 3}, {Screen: "A", GroupId: "g1", Class: crash, Count: 3},
-				{Screen: "A", GroupId: "g3", Class: anr, Count: 3}, {Screen: "", GroupId: "g4", Class: anr, Count: 5},
-				{Screen: "B", GroupId: "g5", Class: uint32(model.ClassHandled), Count: 5}}},
-		"escapes": {Ok: true, Links: []*actorpb.JourneyLink{{From: `<a href="x">`, To: "back\\slash\n\t\x01", Sessions: 4},
-			{From: "\u2028caf\xe9", To: "&amp;", Sessions: 4}, {From: "&amp;", To: "\u2028caf\xe9", Sessions: 4}},
-			Issues: []*actorpb.JourneyIssueCount{{Screen: "&amp;", GroupId: "\"id\"", Class: crash, Title: "java.lang.Error@<init>\u2029\xff", Count: 2}}},
+		"empty":    reply(nil, nil),
+		"one link": reply([]link{{"Home", "List", 1}}, nil),
+		"one node": reply(nil, []issue{{"Home", "g", crash, "E@F.kt", 1}}),
+		"ties": reply([]link{{"B", "A", 2}, {"A", "B", 2}, {"C", "A", 2}, {"A", "C", 1}, {"C", "B", 2}},
+			[]issue{{"A", "g2", crash, "", 3}, {"A", "g1", crash, "", 3}, {"A", "g3", anr, "", 3}, {"", "g4", anr, "", 5},
+				{"B", "g5", uint32(model.ClassHandled), "", 5}}),
+		"escapes": reply([]link{{`<a href="x">`, "back\\slash\n\t\x01", 4}, {"\u2028caf\xe9", "&amp;", 4}, {"&amp;", "\u2028caf\xe9", 4}},
+			[]issue{{"&amp;", "\"id\"", crash, "java.lang.Error@<init>\u2029\xff", 2}}),
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range 30 {
-		r := &actorpb.LiveReply{Ok: true}
+		var links []link
+		var issues []issue
 		screens := 1 + rng.IntN(30)
 		for range rng.IntN(300) {
-			r.Links = append(r.Links, &actorpb.JourneyLink{From: fmt.Sprintf("Screen<%d>", rng.IntN(screens)),
-				To: fmt.Sprintf("Screen<%d>", rng.IntN(screens)), Sessions: uint64(rng.IntN(4))})
+			links = append(links, link{fmt.Sprintf("Screen<%d>", rng.IntN(screens)), fmt.Sprintf("Screen<%d>", rng.IntN(screens)), uint64(rng.IntN(4))})
 		}
 		for range rng.IntN(40) {
-			r.Issues = append(r.Issues, &actorpb.JourneyIssueCount{Screen: fmt.Sprintf("Screen<%d>", rng.IntN(screens+1)-1)[:rng.IntN(2)*9],
-				GroupId: fmt.Sprintf("%032x", rng.IntN(5)), Class: uint32(rng.IntN(4)), Title: fmt.Sprintf("T%d@\"F\".kt", rng.IntN(3)), Count: uint64(rng.IntN(3))})
+			issues = append(issues, issue{fmt.Sprintf("Screen<%d>", rng.IntN(screens+1)-1)[:rng.IntN(2)*9],
+				fmt.Sprintf("%032x", rng.IntN(5)), uint32(rng.IntN(4)), fmt.Sprintf("T%d@\"F\".kt", rng.IntN(3)), uint64(rng.IntN(3))})
 		}
-		replies[fmt.Sprintf("random %d", i)] = r
+		replies[fmt.Sprintf("random %d", i)] = reply(links, issues)
 	}
 	for name, r := range replies {
 		for _, bigraph := range []bool{true, false} {
@@ -47,9 +65,48 @@ func TestJourneyAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := JourneyAnswer(r, bigraph).AppendJSON(nil); string(got) != string(want) {
+			j, err := JourneyAnswer(r, bigraph)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := j.AppendJSON(nil); string(got) != string(want) {
 				t.Errorf("%s, bigraph %v:\n got %s\nwant %s", name, bigraph, got, want)
 			}
+		}
+	}
+}
+
+// TestJourneyReplyMalformed checks that a reply whose packed arrays do not hold together is
+// refused rather than read past its ends.
+func TestJourneyReplyMalformed(t *testing.T) {
+	good := func() *actorpb.LiveReply {
+		p := JourneyPack{Reply: &actorpb.LiveReply{Ok: true}}
+		p.Link("A", "B", 2)
+		p.Issue("B", "g", uint32(model.ClassCrash), "T", 1)
+		return p.Reply
+	}
+	cases := map[string]func(r *actorpb.LiveReply){
+		"link from past the screens":  func(r *actorpb.LiveReply) { r.LinkFrom[0] = 2 },
+		"link to past the screens":    func(r *actorpb.LiveReply) { r.LinkTo[0] = 7 },
+		"issue past the screens":      func(r *actorpb.LiveReply) { r.IssueScreen[0] = 2 },
+		"a link without its to":       func(r *actorpb.LiveReply) { r.LinkTo = nil },
+		"a link without its from":     func(r *actorpb.LiveReply) { r.LinkFrom = append(r.LinkFrom, 0) },
+		"sessions without a link":     func(r *actorpb.LiveReply) { r.LinkSessions = append(r.LinkSessions, 1) },
+		"an issue without its class":  func(r *actorpb.LiveReply) { r.IssueClass = nil },
+		"an issue without its group":  func(r *actorpb.LiveReply) { r.IssueGroup = nil },
+		"an issue without its title":  func(r *actorpb.LiveReply) { r.IssueTitle = append(r.IssueTitle, "x") },
+		"an issue without its count":  func(r *actorpb.LiveReply) { r.IssueCount = nil },
+		"an issue without its screen": func(r *actorpb.LiveReply) { r.IssueScreen = nil },
+		"no screens":                  func(r *actorpb.LiveReply) { r.Screens = nil },
+	}
+	if _, err := JourneyAnswer(good(), true); err != nil {
+		t.Fatalf("the good reply: %v", err)
+	}
+	for name, spoil := range cases {
+		r := good()
+		spoil(r)
+		if _, err := JourneyAnswer(r, true); !errors.Is(err, errJourneyReply) {
+			t.Errorf("%s: got %v, want a malformed reply", name, err)
 		}
 	}
 }
@@ -58,11 +115,11 @@ func TestJourneyAnswer(t *testing.T) {
 // issues added to a model.JourneyGraph.
 func JourneyOf(r *actorpb.LiveReply) *model.JourneyGraph {
 	g := model.NewJourneyGraph()
-	for _, l := range r.Links {
-		g.AddTransitions(l.From, l.To, l.Sessions)
+	for i, n := range r.LinkSessions {
+		g.AddTransitions(r.Screens[r.LinkFrom[i]], r.Screens[r.LinkTo[i]], n)
 	}
-	for _, is := range r.Issues {
-		g.AddIssues(is.Screen, model.JourneyKind(model.IssueClass(is.Class)), is.GroupId, is.Title, is.Count)
+	for i, n := range r.IssueCount {
+		g.AddIssues(r.Screens[r.IssueScreen[i]], model.JourneyKind(model.IssueClass(r.IssueClass[i])), r.IssueGroup[i], r.IssueTitle[i], n)
 	}
 	return g
 }

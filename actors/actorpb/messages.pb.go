@@ -1769,16 +1769,32 @@ func (x *LiveQuery) GetSplit() bool {
 // LiveReply answers LiveQuery: one cell per group merged over the window (count summed, the
 // latest event's display and class; version and bucket empty), or the journey's links and
 // issues summed over the window.
+//
+// The journey is packed, one array per field: links i and issues i are the i-th elements of
+// the link_ and issue_ arrays, whose screens are indexes into screens. As one message per
+// link and per issue, a live journey's reply allocated about 17 KB for 156 links; the
+// garbage collections that this brings on are what the slowest live answers wait for.
 type LiveReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Ok     bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
 	Reason string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"` // why not, when not ok (for logs and the debug endpoint)
 	Cells  []*IssueCell           `protobuf:"bytes,3,rep,name=cells,proto3" json:"cells,omitempty"`
-	Links  []*JourneyLink         `protobuf:"bytes,4,rep,name=links,proto3" json:"links,omitempty"`
-	Issues []*JourneyIssueCount   `protobuf:"bytes,5,rep,name=issues,proto3" json:"issues,omitempty"`
 	// The window answered: the query's, or with split a part of it.
-	From          int64 `protobuf:"varint,6,opt,name=from,proto3" json:"from,omitempty"`
-	To            int64 `protobuf:"varint,7,opt,name=to,proto3" json:"to,omitempty"`
+	From int64 `protobuf:"varint,6,opt,name=from,proto3" json:"from,omitempty"`
+	To   int64 `protobuf:"varint,7,opt,name=to,proto3" json:"to,omitempty"`
+	// The screen names the journey's links and issues point to.
+	Screens []string `protobuf:"bytes,8,rep,name=screens,proto3" json:"screens,omitempty"`
+	// Link i: link_sessions[i] sessions moved from screens[link_from[i]] to screens[link_to[i]].
+	LinkFrom     []uint32 `protobuf:"varint,9,rep,packed,name=link_from,json=linkFrom,proto3" json:"link_from,omitempty"`
+	LinkTo       []uint32 `protobuf:"varint,10,rep,packed,name=link_to,json=linkTo,proto3" json:"link_to,omitempty"`
+	LinkSessions []uint64 `protobuf:"varint,11,rep,packed,name=link_sessions,json=linkSessions,proto3" json:"link_sessions,omitempty"`
+	// Issue i: issue_count[i] events of group issue_group[i] (class issue_class[i], title
+	// issue_title[i]) on screens[issue_screen[i]], which may be "" (no screen).
+	IssueScreen   []uint32 `protobuf:"varint,12,rep,packed,name=issue_screen,json=issueScreen,proto3" json:"issue_screen,omitempty"`
+	IssueGroup    []string `protobuf:"bytes,13,rep,name=issue_group,json=issueGroup,proto3" json:"issue_group,omitempty"`
+	IssueClass    []uint32 `protobuf:"varint,14,rep,packed,name=issue_class,json=issueClass,proto3" json:"issue_class,omitempty"`
+	IssueTitle    []string `protobuf:"bytes,15,rep,name=issue_title,json=issueTitle,proto3" json:"issue_title,omitempty"`
+	IssueCount    []uint64 `protobuf:"varint,16,rep,packed,name=issue_count,json=issueCount,proto3" json:"issue_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1834,20 +1850,6 @@ func (x *LiveReply) GetCells() []*IssueCell {
 	return nil
 }
 
-func (x *LiveReply) GetLinks() []*JourneyLink {
-	if x != nil {
-		return x.Links
-	}
-	return nil
-}
-
-func (x *LiveReply) GetIssues() []*JourneyIssueCount {
-	if x != nil {
-		return x.Issues
-	}
-	return nil
-}
-
 func (x *LiveReply) GetFrom() int64 {
 	if x != nil {
 		return x.From
@@ -1862,142 +1864,67 @@ func (x *LiveReply) GetTo() int64 {
 	return 0
 }
 
-// JourneyLink is the number of sessions that moved from one screen to another.
-type JourneyLink struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
-	Sessions      uint64                 `protobuf:"varint,3,opt,name=sessions,proto3" json:"sessions,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *JourneyLink) Reset() {
-	*x = JourneyLink{}
-	mi := &file_messages_proto_msgTypes[23]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *JourneyLink) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*JourneyLink) ProtoMessage() {}
-
-func (x *JourneyLink) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[23]
+func (x *LiveReply) GetScreens() []string {
 	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
+		return x.Screens
 	}
-	return mi.MessageOf(x)
+	return nil
 }
 
-// Deprecated: Use JourneyLink.ProtoReflect.Descriptor instead.
-func (*JourneyLink) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{23}
-}
-
-func (x *JourneyLink) GetFrom() string {
+func (x *LiveReply) GetLinkFrom() []uint32 {
 	if x != nil {
-		return x.From
+		return x.LinkFrom
 	}
-	return ""
+	return nil
 }
 
-func (x *JourneyLink) GetTo() string {
+func (x *LiveReply) GetLinkTo() []uint32 {
 	if x != nil {
-		return x.To
+		return x.LinkTo
 	}
-	return ""
+	return nil
 }
 
-func (x *JourneyLink) GetSessions() uint64 {
+func (x *LiveReply) GetLinkSessions() []uint64 {
 	if x != nil {
-		return x.Sessions
+		return x.LinkSessions
 	}
-	return 0
+	return nil
 }
 
-// JourneyIssueCount is the number of issue events of a group on a screen ("" for none).
-type JourneyIssueCount struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Screen        string                 `protobuf:"bytes,1,opt,name=screen,proto3" json:"screen,omitempty"`
-	GroupId       string                 `protobuf:"bytes,2,opt,name=group_id,json=groupId,proto3" json:"group_id,omitempty"`
-	Class         uint32                 `protobuf:"varint,3,opt,name=class,proto3" json:"class,omitempty"`
-	Title         string                 `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
-	Count         uint64                 `protobuf:"varint,5,opt,name=count,proto3" json:"count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *JourneyIssueCount) Reset() {
-	*x = JourneyIssueCount{}
-	mi := &file_messages_proto_msgTypes[24]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *JourneyIssueCount) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*JourneyIssueCount) ProtoMessage() {}
-
-func (x *JourneyIssueCount) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[24]
+func (x *LiveReply) GetIssueScreen() []uint32 {
 	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
+		return x.IssueScreen
 	}
-	return mi.MessageOf(x)
+	return nil
 }
 
-// Deprecated: Use JourneyIssueCount.ProtoReflect.Descriptor instead.
-func (*JourneyIssueCount) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{24}
-}
-
-func (x *JourneyIssueCount) GetScreen() string {
+func (x *LiveReply) GetIssueGroup() []string {
 	if x != nil {
-		return x.Screen
+		return x.IssueGroup
 	}
-	return ""
+	return nil
 }
 
-func (x *JourneyIssueCount) GetGroupId() string {
+func (x *LiveReply) GetIssueClass() []uint32 {
 	if x != nil {
-		return x.GroupId
+		return x.IssueClass
 	}
-	return ""
+	return nil
 }
 
-func (x *JourneyIssueCount) GetClass() uint32 {
+func (x *LiveReply) GetIssueTitle() []string {
 	if x != nil {
-		return x.Class
+		return x.IssueTitle
 	}
-	return 0
+	return nil
 }
 
-func (x *JourneyIssueCount) GetTitle() string {
+func (x *LiveReply) GetIssueCount() []uint64 {
 	if x != nil {
-		return x.Title
+		return x.IssueCount
 	}
-	return ""
-}
-
-func (x *JourneyIssueCount) GetCount() uint64 {
-	if x != nil {
-		return x.Count
-	}
-	return 0
+	return nil
 }
 
 // Rebuild tells an app actor to drop its aggregates and compute them again from the event
@@ -2011,7 +1938,7 @@ type Rebuild struct {
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +1950,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[25]
+	mi := &file_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +1963,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{25}
+	return file_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Rebuild) GetReady() bool {
@@ -2058,7 +1985,7 @@ type RebuildReply struct {
 
 func (x *RebuildReply) Reset() {
 	*x = RebuildReply{}
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +1997,7 @@ func (x *RebuildReply) String() string {
 func (*RebuildReply) ProtoMessage() {}
 
 func (x *RebuildReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[26]
+	mi := &file_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2010,7 @@ func (x *RebuildReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReply.ProtoReflect.Descriptor instead.
 func (*RebuildReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{26}
+	return file_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RebuildReply) GetError() string {
@@ -2130,7 +2057,7 @@ type AppState struct {
 
 func (x *AppState) Reset() {
 	*x = AppState{}
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2069,7 @@ func (x *AppState) String() string {
 func (*AppState) ProtoMessage() {}
 
 func (x *AppState) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[27]
+	mi := &file_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2082,7 @@ func (x *AppState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppState.ProtoReflect.Descriptor instead.
 func (*AppState) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{27}
+	return file_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AppState) GetAppId() []byte {
@@ -2266,7 +2193,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2205,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[28]
+	mi := &file_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2218,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{28}
+	return file_messages_proto_rawDescGZIP(), []int{26}
 }
 
 // FlushReply answers FlushRequest; error is empty when the rows are in the store.
@@ -2304,7 +2231,7 @@ type FlushReply struct {
 
 func (x *FlushReply) Reset() {
 	*x = FlushReply{}
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2243,7 @@ func (x *FlushReply) String() string {
 func (*FlushReply) ProtoMessage() {}
 
 func (x *FlushReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[29]
+	mi := &file_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2256,7 @@ func (x *FlushReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushReply.ProtoReflect.Descriptor instead.
 func (*FlushReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{29}
+	return file_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *FlushReply) GetError() string {
@@ -2348,7 +2275,7 @@ type NodeActorsRequest struct {
 
 func (x *NodeActorsRequest) Reset() {
 	*x = NodeActorsRequest{}
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2287,7 @@ func (x *NodeActorsRequest) String() string {
 func (*NodeActorsRequest) ProtoMessage() {}
 
 func (x *NodeActorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[30]
+	mi := &file_messages_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2300,7 @@ func (x *NodeActorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeActorsRequest.ProtoReflect.Descriptor instead.
 func (*NodeActorsRequest) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{30}
+	return file_messages_proto_rawDescGZIP(), []int{28}
 }
 
 // NodeActorsReply answers NodeActorsRequest: live actors per kind on the node.
@@ -2387,7 +2314,7 @@ type NodeActorsReply struct {
 
 func (x *NodeActorsReply) Reset() {
 	*x = NodeActorsReply{}
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2326,7 @@ func (x *NodeActorsReply) String() string {
 func (*NodeActorsReply) ProtoMessage() {}
 
 func (x *NodeActorsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_messages_proto_msgTypes[31]
+	mi := &file_messages_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2339,7 @@ func (x *NodeActorsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeActorsReply.ProtoReflect.Descriptor instead.
 func (*NodeActorsReply) Descriptor() ([]byte, []int) {
-	return file_messages_proto_rawDescGZIP(), []int{31}
+	return file_messages_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *NodeActorsReply) GetNode() string {
@@ -2599,25 +2526,27 @@ const file_messages_proto_rawDesc = "" +
 	"\bversions\x18\x03 \x03(\v2\x13.svc.actors.VersionR\bversions\x12\x18\n" +
 	"\aclasses\x18\x04 \x03(\rR\aclasses\x12\x18\n" +
 	"\ajourney\x18\x05 \x01(\bR\ajourney\x12\x14\n" +
-	"\x05split\x18\x06 \x01(\bR\x05split\"\xea\x01\n" +
+	"\x05split\x18\x06 \x01(\bR\x05split\"\xac\x03\n" +
 	"\tLiveReply\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
-	"\x05cells\x18\x03 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12-\n" +
-	"\x05links\x18\x04 \x03(\v2\x17.svc.actors.JourneyLinkR\x05links\x125\n" +
-	"\x06issues\x18\x05 \x03(\v2\x1d.svc.actors.JourneyIssueCountR\x06issues\x12\x12\n" +
+	"\x05cells\x18\x03 \x03(\v2\x15.svc.actors.IssueCellR\x05cells\x12\x12\n" +
 	"\x04from\x18\x06 \x01(\x03R\x04from\x12\x0e\n" +
-	"\x02to\x18\a \x01(\x03R\x02to\"M\n" +
-	"\vJourneyLink\x12\x12\n" +
-	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
-	"\x02to\x18\x02 \x01(\tR\x02to\x12\x1a\n" +
-	"\bsessions\x18\x03 \x01(\x04R\bsessions\"\x88\x01\n" +
-	"\x11JourneyIssueCount\x12\x16\n" +
-	"\x06screen\x18\x01 \x01(\tR\x06screen\x12\x19\n" +
-	"\bgroup_id\x18\x02 \x01(\tR\agroupId\x12\x14\n" +
-	"\x05class\x18\x03 \x01(\rR\x05class\x12\x14\n" +
-	"\x05title\x18\x04 \x01(\tR\x05title\x12\x14\n" +
-	"\x05count\x18\x05 \x01(\x04R\x05count\"\x1f\n" +
+	"\x02to\x18\a \x01(\x03R\x02to\x12\x18\n" +
+	"\ascreens\x18\b \x03(\tR\ascreens\x12\x1b\n" +
+	"\tlink_from\x18\t \x03(\rR\blinkFrom\x12\x17\n" +
+	"\alink_to\x18\n" +
+	" \x03(\rR\x06linkTo\x12#\n" +
+	"\rlink_sessions\x18\v \x03(\x04R\flinkSessions\x12!\n" +
+	"\fissue_screen\x18\f \x03(\rR\vissueScreen\x12\x1f\n" +
+	"\vissue_group\x18\r \x03(\tR\n" +
+	"issueGroup\x12\x1f\n" +
+	"\vissue_class\x18\x0e \x03(\rR\n" +
+	"issueClass\x12\x1f\n" +
+	"\vissue_title\x18\x0f \x03(\tR\n" +
+	"issueTitle\x12\x1f\n" +
+	"\vissue_count\x18\x10 \x03(\x04R\n" +
+	"issueCountJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06\"\x1f\n" +
 	"\aRebuild\x12\x14\n" +
 	"\x05ready\x18\x01 \x01(\bR\x05ready\"V\n" +
 	"\fRebuildReply\x12\x14\n" +
@@ -2669,7 +2598,7 @@ func file_messages_proto_rawDescGZIP() []byte {
 	return file_messages_proto_rawDescData
 }
 
-var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_messages_proto_goTypes = []any{
 	(*StateRequest)(nil),      // 0: svc.actors.StateRequest
 	(*StateReply)(nil),        // 1: svc.actors.StateReply
@@ -2694,18 +2623,16 @@ var file_messages_proto_goTypes = []any{
 	(*JourneyIssue)(nil),      // 20: svc.actors.JourneyIssue
 	(*LiveQuery)(nil),         // 21: svc.actors.LiveQuery
 	(*LiveReply)(nil),         // 22: svc.actors.LiveReply
-	(*JourneyLink)(nil),       // 23: svc.actors.JourneyLink
-	(*JourneyIssueCount)(nil), // 24: svc.actors.JourneyIssueCount
-	(*Rebuild)(nil),           // 25: svc.actors.Rebuild
-	(*RebuildReply)(nil),      // 26: svc.actors.RebuildReply
-	(*AppState)(nil),          // 27: svc.actors.AppState
-	(*FlushRequest)(nil),      // 28: svc.actors.FlushRequest
-	(*FlushReply)(nil),        // 29: svc.actors.FlushReply
-	(*NodeActorsRequest)(nil), // 30: svc.actors.NodeActorsRequest
-	(*NodeActorsReply)(nil),   // 31: svc.actors.NodeActorsReply
-	nil,                       // 32: svc.actors.AppBatch.TypesEntry
-	nil,                       // 33: svc.actors.AppState.TypesEntry
-	nil,                       // 34: svc.actors.NodeActorsReply.ActorsEntry
+	(*Rebuild)(nil),           // 23: svc.actors.Rebuild
+	(*RebuildReply)(nil),      // 24: svc.actors.RebuildReply
+	(*AppState)(nil),          // 25: svc.actors.AppState
+	(*FlushRequest)(nil),      // 26: svc.actors.FlushRequest
+	(*FlushReply)(nil),        // 27: svc.actors.FlushReply
+	(*NodeActorsRequest)(nil), // 28: svc.actors.NodeActorsRequest
+	(*NodeActorsReply)(nil),   // 29: svc.actors.NodeActorsReply
+	nil,                       // 30: svc.actors.AppBatch.TypesEntry
+	nil,                       // 31: svc.actors.AppState.TypesEntry
+	nil,                       // 32: svc.actors.NodeActorsReply.ActorsEntry
 }
 var file_messages_proto_depIdxs = []int32{
 	9,  // 0: svc.actors.SessionEvent.version:type_name -> svc.actors.Version
@@ -2716,7 +2643,7 @@ var file_messages_proto_depIdxs = []int32{
 	8,  // 5: svc.actors.SessionState.steps:type_name -> svc.actors.WalkStep
 	19, // 6: svc.actors.SessionState.told_moves:type_name -> svc.actors.JourneyMove
 	20, // 7: svc.actors.SessionState.told_issues:type_name -> svc.actors.JourneyIssue
-	32, // 8: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
+	30, // 8: svc.actors.AppBatch.types:type_name -> svc.actors.AppBatch.TypesEntry
 	14, // 9: svc.actors.AppBatch.http_paths:type_name -> svc.actors.HttpPath
 	13, // 10: svc.actors.AppBatch.bug_reports:type_name -> svc.actors.BugReportRef
 	5,  // 11: svc.actors.AppBatch.origin:type_name -> svc.actors.Origin
@@ -2730,15 +2657,13 @@ var file_messages_proto_depIdxs = []int32{
 	9,  // 19: svc.actors.JourneyIssue.version:type_name -> svc.actors.Version
 	9,  // 20: svc.actors.LiveQuery.versions:type_name -> svc.actors.Version
 	17, // 21: svc.actors.LiveReply.cells:type_name -> svc.actors.IssueCell
-	23, // 22: svc.actors.LiveReply.links:type_name -> svc.actors.JourneyLink
-	24, // 23: svc.actors.LiveReply.issues:type_name -> svc.actors.JourneyIssueCount
-	33, // 24: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
-	34, // 25: svc.actors.NodeActorsReply.actors:type_name -> svc.actors.NodeActorsReply.ActorsEntry
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	31, // 22: svc.actors.AppState.types:type_name -> svc.actors.AppState.TypesEntry
+	32, // 23: svc.actors.NodeActorsReply.actors:type_name -> svc.actors.NodeActorsReply.ActorsEntry
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_messages_proto_init() }
@@ -2752,7 +2677,7 @@ func file_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messages_proto_rawDesc), len(file_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

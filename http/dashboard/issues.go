@@ -435,7 +435,10 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 	c := journeyCounts.Get().(*model.JourneyCounts)
 	defer journeyCounts.Put(c) // after the answer is written: it shares c's memory
 	c.Reset()
-	actors.AddJourneyReply(c, reply)
+	if err := actors.AddJourneyReply(c, reply); err != nil {
+		a.internal(w, "live journey", err)
+		return
+	}
 	by := byLive
 	for _, part := range rest {
 		if err := a.journeyFacts(r, app.ID, part[0], part[1], f.Versions, c.AddFact); err != nil {

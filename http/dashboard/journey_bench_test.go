@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/actors/actorpb"
 	"github.com/svc-dev/svc/model"
 )
@@ -26,29 +27,29 @@ func journeyReply() *actorpb.LiveReply {
 	for i := range screens {
 		screens[i] = fmt.Sprintf("sh.measure.sample.%sActivity%d", []string{"Checkout", "Settings", "Main", "Product", "Search"}[i%5], i)
 	}
-	r := &actorpb.LiveReply{Ok: true}
+	p := actors.JourneyPack{Reply: &actorpb.LiveReply{Ok: true}}
+	var last [2]int
 	seen := map[[2]int]bool{}
-	for len(r.Links) < 156 {
-		from, to := rng.IntN(len(screens)), rng.IntN(len(screens))
-		if len(r.Links)%3 == 0 && len(r.Links) > 0 { // a way back
-			l := r.Links[len(r.Links)-1]
-			from, to = slices.Index(screens, l.To), slices.Index(screens, l.From)
+	for len(seen) < 156 {
+		l := [2]int{rng.IntN(len(screens)), rng.IntN(len(screens))}
+		if len(seen)%3 == 0 && len(seen) > 0 { // a way back
+			l = [2]int{last[1], last[0]}
 		}
-		if from == to || seen[[2]int{from, to}] {
+		if l[0] == l[1] || seen[l] {
 			continue
 		}
-		seen[[2]int{from, to}] = true
-		r.Links = append(r.Links, &actorpb.JourneyLink{From: screens[from], To: screens[to], Sessions: uint64(1 + rng.IntN(40))})
+		seen[l], last = true, l
+		p.Link(screens[l[0]], screens[l[1]], uint64(1+rng.IntN(40)))
 	}
 	for i := range 30 {
 		class := model.ClassCrash
 		if i%4 == 0 {
 			class = model.ClassANR
 		}
-		r.Issues = append(r.Issues, &actorpb.JourneyIssueCount{Screen: screens[rng.IntN(len(screens))], GroupId: fmt.Sprintf("%032x", i%12),
-			Class: uint32(class), Title: "java.lang.IllegalStateException@CheckoutActivity.kt", Count: uint64(1 + rng.IntN(20))})
+		p.Issue(screens[rng.IntN(len(screens))], fmt.Sprintf("%032x", i%12), uint32(class),
+			"java.lang.IllegalStateException@CheckoutActivity.kt", uint64(1+rng.IntN(20)))
 	}
-	return r
+	return p.Reply
 }
 
 // replyLive answers every live query with its reply.
