@@ -45,9 +45,15 @@ type queryResult struct {
 	query
 	Requests      int // timed requests
 	P50, P95, P99 time.Duration
-	Bytes         int    // size of the last answer
-	By            string // who answered the last request (Svc-Answered-By)
-	Err           string // why there are no figures
+	Bytes         int // size of the last answer
+	// What the node's Go runtime did during the timed requests of a live query (its /metrics),
+	// when Counted: garbage collections, and bytes allocated per request. The slowest live
+	// answers are those that meet a collection, so these say why a p99 moved.
+	Counted     bool
+	GCs         int
+	AllocPerReq float64
+	By          string // who answered the last request (Svc-Answered-By)
+	Err         string // why there are no figures
 }
 
 // queryRun is (d) on one node.
@@ -74,7 +80,22 @@ type dashboard struct {
 	base, token string
 	team, app   string
 	client      *http.Client
-	windows     map[int][2]string // from and to by a query's days; none (or empty) = the default window
+	windows     map[int][2]string                     // from and to by a query's days; none (or empty) = the default window
+	metrics     func(context.Context) (string, error) // the node's /metrics; nil: not read
+}
+
+// runtimeCounts reads the node's garbage collections and bytes allocated so far.
+func (d *dashboard) runtimeCounts(ctx context.Context) (gcs, alloc float64, ok bool) {
+	if d.metrics == nil {
+		return 0, 0, false
+	}
+	text, err := d.metrics(ctx)
+	if err != nil {
+		return 0, 0, false
+	}
+	gcs, ok1 := metricSum(text, "go_gc_duration_seconds_count")
+	alloc, ok2 := metricSum(text, "go_memstats_alloc_bytes_total")
+	return gcs, alloc, ok1 && ok2
 }
 
 func (d *dashboard) get(ctx context.Context, path string, store bool, days int) (*http.Response, []byte, error) {
@@ -180,6 +201,11 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 		n = o.liveRequests
 	}
 	lat := make([]time.Duration, 0, n)
+	var gc0, alloc0 float64
+	var counted bool
+	if !q.Store {
+		gc0, alloc0, counted = d.runtimeCounts(ctx)
+	}
 	start := time.Now()
 	for len(lat) < n && (len(lat) == 0 || time.Since(start) < o.maxTime) {
 		t0 := time.Now()
@@ -197,6 +223,11 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 	}
 	r.Requests = len(lat)
 	r.P50, r.P95, r.P99 = Percentile(lat, 0.50), Percentile(lat, 0.95), Percentile(lat, 0.99)
+	if counted {
+		if gc1, alloc1, ok := d.runtimeCounts(ctx); ok {
+			r.Counted, r.GCs, r.AllocPerReq = true, int(gc1-gc0), (alloc1-alloc0)/float64(len(lat))
+		}
+	}
 	return r
 }
 

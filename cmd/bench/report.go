@@ -388,6 +388,9 @@ func buildRows(r results) []Row {
 			if qr.Want == "live+store" {
 				row.Value += ", answered by " + qr.By
 			}
+			if qr.Counted {
+				row.Value += fmt.Sprintf("; the node meanwhile: %d garbage collections, %s B allocated per request", qr.GCs, thousands(qr.AllocPerReq))
+			}
 			row.Value += ")"
 			if ok {
 				row.Verdict = g.verdict(qr, q.Events)
@@ -543,7 +546,9 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   over 7 days < 300 ms p95, both stores. With fewer events the verdict is "not decided".
 - **live**: the same requests answered from the app actor's memory (` + "`Svc-Answered-By: live`" + `):
   < 1 ms p99, every live row, over 3,000 sequential requests each (-live-requests; the store
-  rows time 300, -query-requests).
+  rows time 300, -query-requests). Each live row also says how many garbage collections the
+  node ran during its timed requests and how many bytes it allocated per request (its
+  /metrics): the slowest live answers are the ones that meet a collection.
 - **dashboard window**: the crash group list and the journey over a window shaped like the
   reference dashboard's, from 12:00:00.002 UTC five days ago to now (DashboardWindow): the app
   actor answers its whole days and the store the half day its start cuts
