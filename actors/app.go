@@ -129,7 +129,8 @@ type appActor struct {
 	// only the reply's arrays leave it.
 	moves  map[uint64]uint64
 	issues map[issueKey]uint64
-	at     []uint32 // packJourney's index of each screen in the reply
+	at     []uint32          // packJourney's index of each screen in the reply
+	merged []model.IssueCell // a live group list's cells, one per group, emptied and used again
 }
 
 // AppProducer makes app actors for a Directory. App actors are not passivated: an app's
@@ -444,7 +445,9 @@ func (a *appActor) answerExact(q *actorpb.LiveQuery, from, to int64) *actorpb.Li
 	}
 	// One merged cell per group (the caller's MergeGroups needs no more), indexed by group id;
 	// version and bucket stay empty.
-	merged := make([]model.IssueCell, len(a.groups.list))
+	a.merged = slices.Grow(a.merged[:0], len(a.groups.list))[:len(a.groups.list)]
+	merged := a.merged
+	clear(merged)
 	var classes [4]bool
 	for _, c := range q.Classes {
 		if c < uint32(len(classes)) {
@@ -470,12 +473,21 @@ func (a *appActor) answerExact(q *actorpb.LiveQuery, from, to int64) *actorpb.Li
 			m.Merge(&c.IssueCell)
 		}
 	}
+	// One array for the messages the reply points to, not one allocation per group; a merged
+	// cell's version is empty, so all of them point to one Version. Their ids are copied out of
+	// merged, which the next answer uses again.
 	r := &actorpb.LiveReply{Ok: true, Cells: make([]*actorpb.IssueCell, 0, n)}
+	protos, none, ids := make([]actorpb.IssueCell, n), &actorpb.Version{}, make([]byte, 16*n)
 	for i := range merged {
-		if merged[i].Count > 0 {
-			r.Cells = append(r.Cells, CellProto(&merged[i]))
+		if c := &merged[i]; c.Count > 0 {
+			p := &protos[len(r.Cells)]
+			setCellProto(p, c, none)
+			p.LastId = ids[16*len(r.Cells) : 16*len(r.Cells)+16 : 16*len(r.Cells)+16]
+			copy(p.LastId, c.LastID[:])
+			r.Cells = append(r.Cells, p)
 		}
 	}
+	clear(merged) // it holds no strings until the next answer
 	return r
 }
 
@@ -552,10 +564,18 @@ func VersionProto(v model.AppVersion) *actorpb.Version {
 
 // CellProto is the message form of a cell.
 func CellProto(c *model.IssueCell) *actorpb.IssueCell {
-	return &actorpb.IssueCell{GroupId: c.GroupID, Class: uint32(c.Class), Version: VersionProto(c.Version),
-		Bucket: c.Bucket, Count: c.Count, FirstTime: c.FirstTime, LastTime: c.LastTime, LastId: c.LastID[:],
-		Type: c.Last.Type, Message: c.Last.Message, MethodName: c.Last.MethodName,
-		FileName: c.Last.FileName, LineNumber: c.Last.LineNumber, Severity: c.Last.Severity}
+	p := &actorpb.IssueCell{}
+	setCellProto(p, c, VersionProto(c.Version))
+	return p
+}
+
+// setCellProto fills the zero message p with cell c, whose version's message is v. LastId
+// shares c's bytes.
+func setCellProto(p *actorpb.IssueCell, c *model.IssueCell, v *actorpb.Version) {
+	p.GroupId, p.Class, p.Version, p.Bucket, p.Count = c.GroupID, uint32(c.Class), v, c.Bucket, c.Count
+	p.FirstTime, p.LastTime, p.LastId = c.FirstTime, c.LastTime, c.LastID[:]
+	p.Type, p.Message, p.MethodName = c.Last.Type, c.Last.Message, c.Last.MethodName
+	p.FileName, p.LineNumber, p.Severity = c.Last.FileName, c.Last.LineNumber, c.Last.Severity
 }
 
 func cellOf(c *actorpb.IssueCell) model.IssueCell {

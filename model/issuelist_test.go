@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -277,5 +279,55 @@ func TestJourneyFactCount(t *testing.T) {
 	}
 	if f := move(3); f.Count() != 3 || f.LastTime() != 20 {
 		t.Errorf("a summed fact: Count %d, LastTime %d; want 3, 20", f.Count(), f.LastTime())
+	}
+}
+
+// TestMergeGroupsOneCellEach: cells already one per group (a live answer's) are the rows as
+// they are, in the list's order, and agree with the same groups' cells merged here.
+func TestMergeGroupsOneCellEach(t *testing.T) {
+	id := func(b byte) uuid.UUID { return uuid.UUID{15: b} }
+	cells := []IssueCell{
+		{GroupID: "z", Class: ClassCrash, Count: 0, LastTime: 50, LastID: id(9)}, // no events: no row
+		{GroupID: "b", Class: ClassCrash, Count: 2, FirstTime: 1, LastTime: 9, LastID: id(2), Last: IssueDisplay{Type: "B"}},
+		{GroupID: "a", Class: ClassANR, Count: 2, FirstTime: 3, LastTime: 9, LastID: id(1), Last: IssueDisplay{Type: "A"}},
+		{GroupID: "c", Class: ClassCrash, Count: 5, FirstTime: 2, LastTime: 4, LastID: id(3), Last: IssueDisplay{Type: "C"}},
+		{GroupID: "d", Class: ClassHandled, Count: 2, FirstTime: 0, LastTime: 10, LastID: id(4), Last: IssueDisplay{Type: "D"}},
+	}
+	want := []GroupRow{
+		{ID: "c", Count: 5, Percentage: 45.45, FirstTime: 2, LastTime: 4, LastID: id(3), Last: IssueDisplay{Type: "C"}, LastClass: ClassCrash},
+		{ID: "d", Count: 2, Percentage: 18.18, FirstTime: 0, LastTime: 10, LastID: id(4), Last: IssueDisplay{Type: "D"}, LastClass: ClassHandled},
+		{ID: "a", Count: 2, Percentage: 18.18, FirstTime: 3, LastTime: 9, LastID: id(1), Last: IssueDisplay{Type: "A"}, LastClass: ClassANR},
+		{ID: "b", Count: 2, Percentage: 18.18, FirstTime: 1, LastTime: 9, LastID: id(2), Last: IssueDisplay{Type: "B"}, LastClass: ClassCrash},
+	}
+	if got := MergeGroups(cells); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got\n%+v\nwant\n%+v", got, want)
+	}
+	if got := MergeGroups(cells[:1]); got != nil {
+		t.Fatalf("a cell without events gives %+v", got)
+	}
+
+	// Random cells of a few groups, against the same cells merged per group first.
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 200 {
+		var raw []IssueCell
+		for range rng.IntN(40) {
+			raw = append(raw, IssueCell{GroupID: fmt.Sprintf("g%d", rng.IntN(8)), Class: IssueClass(rng.IntN(4)),
+				Count: uint64(rng.IntN(3)), FirstTime: int64(rng.IntN(10)), LastTime: int64(rng.IntN(10)),
+				LastID: id(byte(rng.IntN(4))), Last: IssueDisplay{Type: fmt.Sprint(rng.IntN(100))}})
+		}
+		var perGroup []IssueCell
+		at := map[string]int{}
+		for i := range raw {
+			j, ok := at[raw[i].GroupID]
+			if !ok {
+				j = len(perGroup)
+				at[raw[i].GroupID] = j
+				perGroup = append(perGroup, IssueCell{GroupID: raw[i].GroupID})
+			}
+			perGroup[j].Merge(&raw[i])
+		}
+		if got, want := MergeGroups(perGroup), MergeGroups(raw); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: merged per group first\n%+v\nfrom the cells\n%+v", round, got, want)
+		}
 	}
 }
