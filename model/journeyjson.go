@@ -206,9 +206,10 @@ func (sc *screenNumbers) links(edges []journeyEdgeCount, bigraph bool, out []Jou
 		}
 		edges = slices.DeleteFunc(edges, func(e journeyEdgeCount) bool { return e.n == 0 })
 	}
-	// Screens are numbered in name order, so edges are sorted by source, then target: a stable
-	// sort by count gives Graph's order.
-	slices.SortStableFunc(edges, func(a, b journeyEdgeCount) int { return cmp.Compare(b.n, a.n) })
+	// Screens are numbered in name order: Graph's order is by count, then source, then target
+	// (edges are unique by the last two here), which an unstable sort gives as well as a stable
+	// one by count alone, at a fraction of its moves.
+	slices.SortFunc(edges, func(a, b journeyEdgeCount) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.key(), b.key())) })
 	out = resized(out, len(edges))
 	for i, e := range edges {
 		out[i] = JourneyLink{Source: sc.names[e.from], Target: sc.names[e.to], Value: e.n}
