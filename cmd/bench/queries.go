@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -49,8 +51,10 @@ type queryResult struct {
 	// What the node's Go runtime did during the timed requests of a live query (its /metrics),
 	// when Counted: garbage collections, and bytes allocated per request. The slowest live
 	// answers are those that meet a collection, so these say why a p99 moved.
+	// BenchGCs is this process's own collections meanwhile (the timing client's).
 	Counted     bool
 	GCs         int
+	BenchGCs    int
 	AllocPerReq float64
 	By          string // who answered the last request (Svc-Answered-By)
 	Err         string // why there are no figures
@@ -82,6 +86,10 @@ type dashboard struct {
 	client      *http.Client
 	windows     map[int][2]string                     // from and to by a query's days; none (or empty) = the default window
 	metrics     func(context.Context) (string, error) // the node's /metrics; nil: not read
+	// body holds the last answer. The timing client reads every answer into this one buffer:
+	// growing a new one per request made this process collect garbage during the live runs,
+	// and a collection's assists slow the very requests being timed.
+	body bytes.Buffer
 }
 
 // runtimeCounts reads the node's garbage collections and bytes allocated so far.
@@ -115,11 +123,13 @@ func (d *dashboard) get(ctx context.Context, path string, store bool, days int) 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := io.ReadAll(resp.Body)
+	d.body.Reset()
+	_, err = d.body.ReadFrom(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		return nil, nil, err
 	}
+	b := d.body.Bytes()
 	if resp.StatusCode != http.StatusOK {
 		return resp, b, fmt.Errorf("GET %s: %s: %.200s", path, resp.Status, strings.TrimSpace(string(b)))
 	}
@@ -203,9 +213,12 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 	lat := make([]time.Duration, 0, n)
 	var gc0, alloc0 float64
 	var counted bool
+	var own runtime.MemStats
 	if !q.Store {
 		gc0, alloc0, counted = d.runtimeCounts(ctx)
+		runtime.ReadMemStats(&own)
 	}
+	ownGCs := own.NumGC
 	start := time.Now()
 	for len(lat) < n && (len(lat) == 0 || time.Since(start) < o.maxTime) {
 		t0 := time.Now()
@@ -224,6 +237,8 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 	r.Requests = len(lat)
 	r.P50, r.P95, r.P99 = Percentile(lat, 0.50), Percentile(lat, 0.95), Percentile(lat, 0.99)
 	if counted {
+		runtime.ReadMemStats(&own)
+		r.BenchGCs = int(own.NumGC - ownGCs)
 		if gc1, alloc1, ok := d.runtimeCounts(ctx); ok {
 			r.Counted, r.GCs, r.AllocPerReq = true, int(gc1-gc0), (alloc1-alloc0)/float64(len(lat))
 		}

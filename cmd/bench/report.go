@@ -389,7 +389,7 @@ func buildRows(r results) []Row {
 				row.Value += ", answered by " + qr.By
 			}
 			if qr.Counted {
-				row.Value += fmt.Sprintf("; the node meanwhile: %d garbage collections, %s B allocated per request", qr.GCs, thousands(qr.AllocPerReq))
+				row.Value += fmt.Sprintf("; the node meanwhile: %d garbage collections, %s B allocated per request; the bench: %d collections", qr.GCs, thousands(qr.AllocPerReq), qr.BenchGCs)
 			}
 			row.Value += ")"
 			if ok {
