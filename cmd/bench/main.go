@@ -141,6 +141,9 @@ type e2e struct {
 	stored, backlog float64
 	// halfStages is where PUT /events spent its time during the half-rate run.
 	halfStages []stageSummary
+	// halfCPUWait is how long the node's goroutines waited for a CPU once ready to run,
+	// during the half-rate run (one summary; none when the node does not export it).
+	halfCPUWait []stageSummary
 }
 
 // summary is the part of loadgen's -json output the table uses.
@@ -475,6 +478,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return nil, err
 	}
 	e.halfStages = stagesBetween(parseStages(before), parseStages(after))
+	e.halfCPUWait = stagesBetween(histograms(before, schedLatencies, ""), histograms(after, schedLatencies, ""))
 	fmt.Printf("PUT /events stages, mean / p99 ms: %s\n", stagesValue(e.halfStages))
 	if c.skipQueries {
 		return &e, nil

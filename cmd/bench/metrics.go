@@ -70,21 +70,37 @@ type stageHist struct {
 
 // parseStages reads svc_ingest_stage_seconds from Prometheus text.
 func parseStages(text string) stageTimes {
+	return histograms(text, "svc_ingest_stage_seconds", "stage")
+}
+
+// schedLatencies is the Go runtime's histogram of the time goroutines spent ready to run
+// before they ran (runtime/metrics /sched/latencies), as the node's /metrics names it.
+const schedLatencies = "go_sched_latencies_seconds"
+
+// histograms reads the histogram name from Prometheus text, one per value of the label by
+// (by "": the one unlabelled histogram, under "").
+func histograms(text, name, by string) stageTimes {
 	st := stageTimes{}
-	get := func(stage string) *stageHist {
-		h := st[stage]
+	get := func(key string) *stageHist {
+		h := st[key]
 		if h == nil {
 			h = &stageHist{}
-			st[stage] = h
+			st[key] = h
 		}
 		return h
 	}
 	for _, l := range strings.Split(text, "\n") {
-		name, rest, ok := strings.Cut(l, "{")
-		if !ok || !strings.HasPrefix(name, "svc_ingest_stage_seconds_") {
+		series, labels, val := l, "", ""
+		if n, rest, ok := strings.Cut(l, "{"); ok {
+			var found bool
+			if labels, val, found = strings.Cut(rest, "} "); !found {
+				continue
+			}
+			series = n
+		} else if series, val, ok = strings.Cut(l, " "); !ok {
 			continue
 		}
-		labels, val, ok := strings.Cut(rest, "} ")
+		part, ok := strings.CutPrefix(series, name+"_")
 		if !ok {
 			continue
 		}
@@ -92,22 +108,22 @@ func parseStages(text string) stageTimes {
 		if err != nil {
 			continue
 		}
-		var stage, le string
+		var key, le string
 		for _, kv := range strings.Split(labels, ",") {
 			k, q, _ := strings.Cut(kv, "=")
 			q = strings.Trim(q, `"`)
 			switch k {
-			case "stage":
-				stage = q
+			case by:
+				key = q
 			case "le":
 				le = q
 			}
 		}
-		if stage == "" {
+		if by != "" && key == "" {
 			continue
 		}
-		h := get(stage)
-		switch strings.TrimPrefix(name, "svc_ingest_stage_seconds_") {
+		h := get(key)
+		switch part {
 		case "bucket":
 			b, err := strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf
 			if err != nil {

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestMetricSum(t *testing.T) {
 	text := `# HELP svc_flush_rows_total Rows written to the event store, by table.
@@ -82,5 +85,34 @@ svc_ingest_stage_seconds_count{stage="idle"} 0
 	}
 	if got := stagesValue(stagesBetween(after, after)); got != "" {
 		t.Errorf("no requests between equal snapshots: got %q", got)
+	}
+}
+
+// TestSchedLatencies reads the runtime's unlabelled histogram, whose sum and count lines have
+// no braces, and ignores the other histograms around it.
+func TestSchedLatencies(t *testing.T) {
+	before := histograms(`go_sched_latencies_seconds_bucket{le="6.4e-08"} 100
+go_sched_latencies_seconds_bucket{le="0.001"} 190
+go_sched_latencies_seconds_bucket{le="0.01"} 200
+go_sched_latencies_seconds_bucket{le="+Inf"} 200
+go_sched_latencies_seconds_sum 0.1
+go_sched_latencies_seconds_count 200
+`, schedLatencies, "")
+	after := histograms(`# TYPE go_sched_latencies_seconds histogram
+go_sched_latencies_seconds_bucket{le="6.4e-08"} 500
+go_sched_latencies_seconds_bucket{le="0.001"} 1180
+go_sched_latencies_seconds_bucket{le="0.01"} 1200
+go_sched_latencies_seconds_bucket{le="+Inf"} 1200
+go_sched_latencies_seconds_sum 2.1
+go_sched_latencies_seconds_count 1200
+go_gc_duration_seconds{quantile="0.5"} 0.001
+go_gc_duration_seconds_sum 7
+go_gc_duration_seconds_count 9
+svc_ingest_stage_seconds_count{stage="respond"} 4
+`, schedLatencies, "")
+	s := stagesBetween(before, after)
+	// 1,000 waits, 2 s in all (mean 2 ms); the 990th within 1 ms.
+	if len(s) != 1 || s[0].Count != 1000 || s[0].Mean != 2*time.Millisecond || s[0].P99 != time.Millisecond || s[0].P99AtLeast {
+		t.Fatalf("got %+v", s)
 	}
 }

@@ -328,6 +328,15 @@ func buildRows(r results) []Row {
 			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, where PUT /events spends its time (stage mean / p99, ms)",
 				Value: stagesValue(e.halfStages)})
 		}
+		if len(e.halfCPUWait) > 0 {
+			w := e.halfCPUWait[0]
+			at := "≤"
+			if w.P99AtLeast {
+				at = ">"
+			}
+			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, how long the node's goroutines waited for a CPU once ready (Go runtime /sched/latencies)",
+				Value: fmt.Sprintf("mean %.3f ms, p99 %s %.3f ms, over %s waits", millis(w.Mean), at, millis(w.P99), thousands(w.Count))})
+		}
 		if ceiling > 0 {
 			rows = append(rows, Row{Figure: tag + "/(a) " + name + " ÷ decode ceiling", Value: fmt.Sprintf("%.3f", e.sustained()/ceiling)})
 		} else {

@@ -201,7 +201,10 @@ func (n *Node) startLocalDB(context.Context) error {
 
 func (n *Node) startMetrics(context.Context) error {
 	n.reg = prometheus.NewRegistry()
-	n.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The scheduler's metrics add go_sched_latencies_seconds: how long goroutines wait for a
+	// CPU once ready to run, what a slow answer on a busy node waits for.
+	n.reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return nil
 }
 
