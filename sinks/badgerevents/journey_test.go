@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -246,11 +248,17 @@ func BenchmarkJourney1M(b *testing.B) {
 	if err := db.Flatten(2); err != nil {
 		b.Fatal(err)
 	}
-	from, to := end.Add(-7*24*time.Hour).UnixNano(), end.UnixNano()
+	week, now := end.Add(-7*24*time.Hour).UnixNano(), end.UnixNano()
+	// half-day: the part of a day a dashboard window's start cuts (12:00 five days ago): no
+	// day sum covers it, so its sessions' facts are read.
+	halfFrom := end.Add(-5*24*time.Hour - 12*time.Hour).UnixNano()
 	for _, c := range []struct {
-		name  string
-		facts factsFunc
-	}{{"facts-7d", s.JourneyFacts}, {"walked-7d", walked(s)}} {
+		name     string
+		facts    factsFunc
+		from, to int64
+	}{{"facts-7d", s.JourneyFacts, week, now}, {"walked-7d", walked(s), week, now},
+		{"facts-half-day", s.JourneyFacts, halfFrom, halfFrom + int64(12*time.Hour)}} {
+		from, to := c.from, c.to
 		b.Run(c.name, func(b *testing.B) {
 			var count int
 			b.ReportAllocs()
@@ -377,5 +385,42 @@ func settle(t *testing.T, s *Store) {
 	t.Helper()
 	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("test/settle"), []byte{}) }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInternFact: every string of a journey fact, whatever fields it gains, is moved off the
+// bytes it was read from. JourneyFacts reads facts in place from Badger's buffers, which Badger
+// reuses; a string left pointing there would change under whoever kept it.
+func TestInternFact(t *testing.T) {
+	const text = "0123456789abcdefghijklmnopqrstuvwxyz"
+	buf := []byte(text)
+	var f model.JourneyFact
+	var fields []reflect.Value
+	var collect func(v reflect.Value)
+	collect = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			fields = append(fields, v)
+		case reflect.Struct:
+			for i := range v.NumField() {
+				collect(v.Field(i))
+			}
+		}
+	}
+	collect(reflect.ValueOf(&f).Elem())
+	if len(fields) == 0 || len(fields) > len(buf) {
+		t.Fatalf("%d string fields", len(fields))
+	}
+	for i, v := range fields {
+		v.SetString(unsafe.String(&buf[i], 1)) // a string in buf's bytes
+	}
+	interner{}.fact(&f)
+	for i := range buf {
+		buf[i] = '!'
+	}
+	for i, v := range fields {
+		if want := text[i : i+1]; v.String() != want {
+			t.Errorf("string field %d still reads the buffer: %q, want %q", i, v.String(), want)
+		}
 	}
 }
