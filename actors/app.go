@@ -686,6 +686,11 @@ func (p *JourneyPack) Issue(screen, group string, class uint32, title string, n 
 var errJourneyReply = errors.New("malformed live journey reply")
 
 func checkJourney(r *actorpb.LiveReply) error {
+	if len(r.ProtoReflect().GetUnknown()) > 0 {
+		// Fields this node does not know: the links and issues as messages, from a node
+		// before the packed journey, would otherwise read as an empty journey.
+		return fmt.Errorf("%w: fields unknown to this node (a node of another version)", errJourneyReply)
+	}
 	nl, ni := len(r.LinkSessions), len(r.IssueCount)
 	if len(r.LinkFrom) != nl || len(r.LinkTo) != nl || len(r.IssueScreen) != ni || len(r.IssueGroup) != ni ||
 		len(r.IssueClass) != ni || len(r.IssueTitle) != ni {

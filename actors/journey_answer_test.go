@@ -98,6 +98,12 @@ func TestJourneyReplyMalformed(t *testing.T) {
 		"an issue without its count":  func(r *actorpb.LiveReply) { r.IssueCount = nil },
 		"an issue without its screen": func(r *actorpb.LiveReply) { r.IssueScreen = nil },
 		"no screens":                  func(r *actorpb.LiveReply) { r.Screens = nil },
+		// A reply of a node before the packed journey: its links as messages (field 4: from
+		// "A", to "B", 2 sessions), which this node keeps as unknown bytes.
+		"links of an older node": func(r *actorpb.LiveReply) {
+			*r = actorpb.LiveReply{Ok: true}
+			r.ProtoReflect().SetUnknown([]byte{0x22, 0x08, 0x0a, 0x01, 'A', 0x12, 0x01, 'B', 0x18, 0x02})
+		},
 	}
 	if _, err := JourneyAnswer(good(), true); err != nil {
 		t.Fatalf("the good reply: %v", err)

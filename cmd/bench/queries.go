@@ -106,6 +106,7 @@ func (d *dashboard) runtimeCounts(ctx context.Context) (gcs, alloc float64, ok b
 	return gcs, alloc, ok1 && ok2
 }
 
+// get asks the node for path; the answer's bytes are d.body's, good until the next get.
 func (d *dashboard) get(ctx context.Context, path string, store bool, days int) (*http.Response, []byte, error) {
 	u := d.base + "/apps/" + d.app + path
 	if w := d.windows[days]; w[0] != "" {

@@ -423,31 +423,33 @@ func (a *API) journey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply, rest, ok := a.liveSplit(r, &actorpb.LiveQuery{From: f.From, To: f.To, Versions: versionProtos(f.Versions), Journey: true})
-	if !ok {
-		g := model.NewJourneyGraph()
-		if err := a.journeyFacts(r, app.ID, f.From, f.To, f.Versions, g.AddFact); err != nil {
-			a.internal(w, "query journey", err)
+	if ok {
+		c := journeyCounts.Get().(*model.JourneyCounts)
+		defer journeyCounts.Put(c) // after the answer is written: it shares c's memory
+		c.Reset()
+		if err := actors.AddJourneyReply(c, reply); err == nil {
+			by := byLive
+			for _, part := range rest {
+				if err := a.journeyFacts(r, app.ID, part[0], part[1], f.Versions, c.AddFact); err != nil {
+					a.internal(w, "query journey", err)
+					return
+				}
+				by = byLiveStore
+			}
+			writeJourney(w, by, c.Graph(bigraph))
 			return
+		} else if a.Log != nil {
+			// A reply this node cannot read (an app actor on a node of another version, during
+			// a cluster's upgrade): the store answers instead.
+			a.Log.Warn("dashboard: live journey reply not used; answering from the store", "app", app.ID.String(), "error", err.Error())
 		}
-		writeJourney(w, byStore, g.Graph(bigraph))
+	}
+	g := model.NewJourneyGraph()
+	if err := a.journeyFacts(r, app.ID, f.From, f.To, f.Versions, g.AddFact); err != nil {
+		a.internal(w, "query journey", err)
 		return
 	}
-	c := journeyCounts.Get().(*model.JourneyCounts)
-	defer journeyCounts.Put(c) // after the answer is written: it shares c's memory
-	c.Reset()
-	if err := actors.AddJourneyReply(c, reply); err != nil {
-		a.internal(w, "live journey", err)
-		return
-	}
-	by := byLive
-	for _, part := range rest {
-		if err := a.journeyFacts(r, app.ID, part[0], part[1], f.Versions, c.AddFact); err != nil {
-			a.internal(w, "query journey", err)
-			return
-		}
-		by = byLiveStore
-	}
-	writeJourney(w, by, c.Graph(bigraph))
+	writeJourney(w, byStore, g.Graph(bigraph))
 }
 
 // journeyCounts keep the live journey answers' working memory between requests: a live answer
