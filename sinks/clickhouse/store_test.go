@@ -39,6 +39,14 @@ func TestConformance(t *testing.T) {
 			return s
 		})
 	})
+	// Every write of more than 7 rows sends several blocks in its INSERT.
+	t.Run("clickhouse-small-blocks", func(t *testing.T) {
+		eventstest.Run(t, func(t *testing.T) sinks.EventStore {
+			s, _ := openFresh(t)
+			clickhouse.SetBlockRows(s, 7)
+			return s
+		})
+	})
 }
 
 func TestAnalytics(t *testing.T) {

@@ -194,6 +194,10 @@ func (b timedBatch) Send() error {
 	return unavailable(b.Batch.Send())
 }
 
+// Flush sends the block appended so far. The driver does not watch the batch's context here;
+// a frozen server is noticed by the connection's write deadline (dial.go) instead.
+func (b timedBatch) Flush() error { return unavailable(b.Batch.Flush()) }
+
 func (b timedBatch) Abort() error {
 	defer b.w.done()
 	return b.Batch.Abort()
