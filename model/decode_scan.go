@@ -1,7 +1,9 @@
 package model
 
 import (
+	"bytes"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -266,13 +268,16 @@ func hexVal(c byte) int {
 // unescape appends the decoded form of raw string content (as returned by str) to dst. Lone
 // surrogates become U+FFFD, as encoding/json does.
 func unescape(dst, raw []byte) []byte {
+	dst = slices.Grow(dst, len(raw)) // the decoded form is never longer
 	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
+		// The bytes up to the next escape as they are, in one copy: escapes are rare (a stack
+		// trace's line breaks), and a byte at a time was 10% of decoding the recorded batches.
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return append(dst, raw[i:]...)
 		}
+		dst = append(dst, raw[i:i+j]...)
+		i += j
 		switch raw[i+1] {
 		case 'b':
 			dst = append(dst, '\b')
