@@ -3,8 +3,10 @@ package clickhouse
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -33,7 +35,7 @@ func dialer(o *ch.Options, timeout time.Duration) func(ctx context.Context, addr
 }
 
 // writeBound is a connection whose every Write must finish within timeout, or by the deadline
-// the driver set, whichever comes first.
+// the driver set, whichever comes first. Between writes the driver's own deadline holds.
 type writeBound struct {
 	net.Conn
 	timeout time.Duration
@@ -59,12 +61,38 @@ func (c *writeBound) keep(t time.Time) {
 }
 
 func (c *writeBound) Write(b []byte) (int, error) {
+	set := c.set.Load()
 	d := time.Now().Add(c.timeout)
-	if n := c.set.Load(); n != 0 && n < d.UnixNano() {
-		d = time.Unix(0, n)
+	if set != 0 && set < d.UnixNano() {
+		d = time.Unix(0, set)
 	}
 	if err := c.Conn.SetWriteDeadline(d); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(b)
+	n, err := c.Conn.Write(b)
+	// Back to the driver's deadline: TLS may write while it reads (a key update), and must not
+	// meet this write's deadline later.
+	var was time.Time
+	if set != 0 {
+		was = time.Unix(0, set)
+	}
+	if derr := c.Conn.SetWriteDeadline(was); err == nil && derr != nil {
+		err = derr
+	}
+	return n, err
+}
+
+// SyscallConn gives the driver the socket under the connection (under TLS too), which it peeks
+// at before it reuses a pooled connection: without it the driver took every idle connection
+// for healthy, one the server had closed included.
+func (c *writeBound) SyscallConn() (syscall.RawConn, error) {
+	conn := c.Conn
+	if t, ok := conn.(*tls.Conn); ok {
+		conn = t.NetConn()
+	}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("clickhouse: the connection has no socket")
+	}
+	return sc.SyscallConn()
 }

@@ -88,30 +88,32 @@ func TestInsertBlocksOnePart(t *testing.T) {
 	}
 }
 
-// freezeAtBlock is the driver's connection; the batches it prepares freeze the server just
-// before they send their second block.
-type freezeAtBlock struct {
+// blockHook is the driver's connection; before each block a batch it prepares sends with
+// Flush, it calls before with the block's number (1 for the first), and sends the block only
+// when before returns nil.
+type blockHook struct {
 	driver.Conn
-	freeze func()
+	before func(n int) error
 }
 
-func (f freezeAtBlock) PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
-	b, err := f.Conn.PrepareBatch(ctx, query, opts...)
+func (h blockHook) PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
+	b, err := h.Conn.PrepareBatch(ctx, query, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &freezingBatch{Batch: b, freeze: f.freeze}, nil
+	return &hookedBatch{Batch: b, before: h.before}, nil
 }
 
-type freezingBatch struct {
+type hookedBatch struct {
 	driver.Batch
-	sent   int
-	freeze func()
+	n      int
+	before func(n int) error
 }
 
-func (b *freezingBatch) Flush() error {
-	if b.sent++; b.sent == 2 {
-		b.freeze()
+func (b *hookedBatch) Flush() error {
+	b.n++
+	if err := b.before(b.n); err != nil {
+		return err
 	}
 	return b.Batch.Flush()
 }
@@ -135,10 +137,11 @@ func TestInsertFrozenServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.blockRows = 500
-	s.conn = timedConn{Conn: freezeAtBlock{Conn: s.raw, freeze: func() {
-		if err := srv.Freeze(); err != nil {
-			t.Error(err)
+	s.conn = timedConn{Conn: blockHook{Conn: s.raw, before: func(n int) error {
+		if n == 2 {
+			return srv.Freeze()
 		}
+		return nil
 	}}, s: s}
 	app := uuid.New()
 	// 40 blocks, far more than the sockets' buffers hold: a block's write must wait for the
@@ -177,38 +180,18 @@ func TestInsertFrozenServer(t *testing.T) {
 	}
 }
 
-// failAtBlock is the driver's connection; the batches it prepares fail their third block
-// without sending it.
-type failAtBlock struct{ driver.Conn }
-
-func (f failAtBlock) PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
-	b, err := f.Conn.PrepareBatch(ctx, query, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &failingBatch{Batch: b}, nil
-}
-
-type failingBatch struct {
-	driver.Batch
-	sent int
-}
-
-var errBlock = errors.New("the third block fails")
-
-func (b *failingBatch) Flush() error {
-	if b.sent++; b.sent == 3 {
-		return errBlock
-	}
-	return b.Batch.Flush()
-}
-
 // An INSERT that fails after some of its blocks reached the server, then retried, leaves each
 // event stored and counted once, whatever the server kept of the failed one.
 func TestInsertFailedThenRetried(t *testing.T) {
 	s := migrated(t)
 	s.blockRows = 100
-	s.conn = timedConn{Conn: failAtBlock{s.raw}, s: s}
+	errBlock := errors.New("the third block fails")
+	s.conn = timedConn{Conn: blockHook{Conn: s.raw, before: func(n int) error {
+		if n == 3 {
+			return errBlock
+		}
+		return nil
+	}}, s: s}
 	app := uuid.New()
 	events := eventstest.RealisticEvents(t, app, 1000)
 	if err := s.WriteEvents(ctxT(t), events); !errors.Is(err, errBlock) {
@@ -231,4 +214,63 @@ func TestInsertFailedThenRetried(t *testing.T) {
 		}
 	}
 	t.Logf("%d physical rows (the failed INSERT's first two blocks are 200)", physicalRows(t, s, app))
+}
+
+// An INSERT whose deadline passes between two blocks sends no block after it: the driver
+// watches the context only in Send, so without the check each block would go on, up to a
+// write's timeout each.
+func TestInsertDeadlineBetweenBlocks(t *testing.T) {
+	s := migrated(t)
+	s.blockRows = 100
+	s.opts.Timeout = time.Second
+	sent := 0
+	s.conn = timedConn{Conn: blockHook{Conn: s.raw, before: func(n int) error {
+		if sent = n; n == 2 {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		return nil
+	}}, s: s}
+	err := s.WriteEvents(ctxT(t), eventstest.RealisticEvents(t, uuid.New(), 1000))
+	if !errors.Is(err, sinks.ErrUnavailable) {
+		t.Fatalf("WriteEvents past its deadline: %v, want ErrUnavailable", err)
+	}
+	if n := sent; n != 2 {
+		t.Fatalf("%d blocks sent with Flush, want 2 (the second began before the deadline)", n)
+	}
+}
+
+// A connection the server closed while it sat in the pool is not handed out again: the driver
+// peeks at its socket before reusing it, which the write-bound connection must let it do.
+// Without that, the first call after a server restart failed on the dead connection.
+func TestPooledConnectionAfterRestart(t *testing.T) {
+	srv, err := sinktest.StartClickHouse(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	s, err := New(srv.DSN, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.MigrateOnce(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	app := uuid.New()
+	events := eventstest.RealisticEvents(t, app, 50)
+	if err := s.WriteEvents(ctxT(t), events[:25]); err != nil { // leaves connections in the pool
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteEvents(ctxT(t), events[25:]); err != nil {
+		t.Fatalf("the first write after the restart: %v", err)
+	}
+	if n, _, err := s.Count(ctxT(t), app); err != nil || n != int64(len(events)) {
+		t.Fatalf("Count: %d, %v; want %d", n, err, len(events))
+	}
 }

@@ -180,17 +180,18 @@ func (s *Store) MigrateUntilDone(ctx context.Context, retry time.Duration, log *
 func (s *Store) Conn() driver.Conn { return s.raw }
 
 // insert sends one INSERT of every column of cols, appended column-wise in blocks of
-// s.blockRows rows. An INSERT that fails before its end is aborted: Abort drops the connection
-// without waiting for a server that may not answer. The blocks the server had received may
-// still be stored (ClickHouse 18.16 stores them when the connection ends cleanly), and the
+// s.blockRows rows. An INSERT that does not reach its end (an error, a panic) is aborted: Abort
+// drops the connection without waiting for a server that may not answer. The blocks the server
+// had received may still be stored (18.16 stored them in TestInsertFailedThenRetried), and the
 // caller's retry stores them again: a replayed row is read once (see the package doc).
-func (s *Store) insert(ctx context.Context, table string, cols []col) (err error) {
+func (s *Store) insert(ctx context.Context, table string, cols []col) error {
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+names(cols, true)+")")
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
+	sent := false
 	defer func() {
-		if err != nil {
+		if !sent {
 			_ = batch.Abort() // after a failed Send a no-op
 		}
 	}()
@@ -212,7 +213,9 @@ func (s *Store) insert(ctx context.Context, table string, cols []col) (err error
 			}
 		}
 	}
-	if err := batch.Send(); err != nil {
+	err = batch.Send()
+	sent = true
+	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
 	return nil

@@ -24,7 +24,7 @@ import (
 // frozen or stopped ClickHouse is an error in seconds that callers answer with 503.
 //
 // A call's deadline covers its whole life: a query's until its rows are closed, an insert's from
-// PrepareBatch to Send.
+// PrepareBatch to Send (a block being sent when it passes ends at its write's deadline).
 type timedConn struct {
 	driver.Conn
 	s *Store
@@ -101,7 +101,7 @@ func (c timedConn) PrepareBatch(ctx context.Context, query string, opts ...drive
 	if d, ok := ctx.Deadline(); ok {
 		until = min(until, time.Until(d))
 	}
-	w := &batchWatch{cancel: cancel}
+	w := &batchWatch{ctx: bctx, cancel: cancel}
 	w.timer = time.AfterFunc(until, w.end)
 	w.stopParent = context.AfterFunc(ctx, w.end)
 	b, err := c.Conn.PrepareBatch(bctx, query, opts...)
@@ -117,6 +117,7 @@ func (c timedConn) PrepareBatch(ctx context.Context, query string, opts ...drive
 // (see PrepareBatch). A timer or AfterFunc callback already under way when done stops them
 // finds finished set, so nothing ends the context once done has returned.
 type batchWatch struct {
+	ctx        context.Context // the driver's, which end ends
 	mu         sync.Mutex
 	finished   bool
 	cancel     context.CancelFunc
@@ -194,9 +195,16 @@ func (b timedBatch) Send() error {
 	return unavailable(b.Batch.Send())
 }
 
-// Flush sends the block appended so far. The driver does not watch the batch's context here;
-// a frozen server is noticed by the connection's write deadline (dial.go) instead.
-func (b timedBatch) Flush() error { return unavailable(b.Batch.Flush()) }
+// Flush sends the block appended so far, unless the batch's deadline has passed or its caller
+// has ended. The driver does not watch the batch's context while it sends the block: a frozen
+// server is noticed by the connection's write deadline (dial.go), so an INSERT of several
+// blocks ends at most one write's timeout past its own deadline.
+func (b timedBatch) Flush() error {
+	if err := b.w.ctx.Err(); err != nil {
+		return unavailable(err)
+	}
+	return unavailable(b.Batch.Flush())
+}
 
 func (b timedBatch) Abort() error {
 	defer b.w.done()
