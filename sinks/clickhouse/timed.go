@@ -117,7 +117,7 @@ func (c timedConn) PrepareBatch(ctx context.Context, query string, opts ...drive
 // (see PrepareBatch). A timer or AfterFunc callback already under way when done stops them
 // finds finished set, so nothing ends the context once done has returned.
 type batchWatch struct {
-	ctx        context.Context // the driver's, which end ends
+	ctx        context.Context // the driver's context, which end cancels
 	mu         sync.Mutex
 	finished   bool
 	cancel     context.CancelFunc
