@@ -248,16 +248,7 @@ func alertURL(base string, a *model.Alert) string {
 
 // deliverLoop posts due deliveries every deliveryPoll until ctx ends.
 func (al *alerter) deliverLoop(ctx context.Context) {
-	t := time.NewTicker(deliveryPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			al.deliverDue(ctx)
-		}
-	}
+	every(ctx, deliveryPoll, func() bool { al.deliverDue(ctx); return true })
 }
 
 func (al *alerter) deliverDue(ctx context.Context) {

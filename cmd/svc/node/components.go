@@ -564,8 +564,9 @@ func (n *Node) startAdminHTTP(context.Context) error {
 	return nil
 }
 
-// startBackground starts the node's periodic jobs: the janitor (retention, expired sessions)
-// and returning idle memory to the system. Both end when the node closes.
+// startBackground starts the node's periodic jobs: the janitor (retention, expired sessions),
+// returning idle memory to the system and paging out Badger's logs. All end when the node
+// closes.
 func (n *Node) startBackground(context.Context) error {
 	jctx, stopJanitor := context.WithCancel(context.Background())
 	janitorDone := make(chan struct{})
@@ -575,6 +576,18 @@ func (n *Node) startBackground(context.Context) error {
 	memoryDone := make(chan struct{})
 	go func() { defer close(memoryDone); returnIdleMemory(mctx, idleMemoryPeriod, n.log) }()
 	n.closers = append(n.closers, func() error { stopMemory(); <-memoryDone; return nil })
+	var dirs []string
+	for _, db := range n.badgers {
+		if o := db.Opts(); !o.InMemory {
+			dirs = append(dirs, o.Dir, o.ValueDir)
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	pctx, stopPageOut := context.WithCancel(context.Background())
+	pageOutDone := make(chan struct{})
+	go func() { defer close(pageOutDone); pageOutLogs(pctx, logPageOutPeriod, dirs, n.log) }()
+	n.closers = append(n.closers, func() error { stopPageOut(); <-pageOutDone; return nil })
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
 // Memory that follows load. Go collects garbage when the program allocates; a node whose load
@@ -48,5 +50,40 @@ func returnIdleMemory(ctx context.Context, period time.Duration, log *slog.Logge
 			log.Debug("idle heap collected", "heap_before", heap, "heap_after", floor)
 		}
 		cycles = c
+	}
+}
+
+// logPageOutPeriod is how often pageOutLogs runs: flat out, the event database's value log
+// grows by about 35 MB a second, which stays resident until paged out.
+const logPageOutPeriod = 2 * time.Second
+
+// pageOutLogs takes the node's Badger log pages out of its memory every period until ctx ends
+// (badgerdb.PageOutLogs says why), and stops early on a kernel that cannot.
+func pageOutLogs(ctx context.Context, period time.Duration, dirs []string, log *slog.Logger) {
+	if len(dirs) == 0 {
+		return
+	}
+	every(ctx, period, func() bool {
+		if _, err := badgerdb.PageOutLogs(dirs); err != nil {
+			log.Warn("Badger's log pages stay in memory", "err", err)
+			return false
+		}
+		return true
+	})
+}
+
+// every calls fn each period until ctx ends or fn answers false.
+func every(ctx context.Context, period time.Duration, fn func() bool) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !fn() {
+			return
+		}
 	}
 }
