@@ -100,6 +100,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	node.ApplyMemoryLimit(cfg.MemoryLimit, log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -418,4 +420,36 @@ func TestServeProductionStores(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	p.stop(t)
+}
+
+// TestServeMemoryLimit: svc serve gives the Go runtime three quarters of --memory-limit as its
+// soft limit (1 GiB by default), none with 0, and leaves GOMEMLIMIT's when the environment
+// sets it; /metrics shows the runtime's.
+func TestServeMemoryLimit(t *testing.T) {
+	re := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		want float64
+	}{
+		{"default", nil, nil, 768 << 20},
+		{"flag", nil, []string{"--memory-limit", "400000000"}, 300_000_000},
+		{"env", []string{"SVC_MEMORY_LIMIT=2147483648"}, nil, 1536 << 20},
+		{"none", nil, []string{"--memory-limit", "0"}, math.MaxInt64},
+		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=500MiB"}, nil, 500 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := startServe(t, c.env, append([]string{"--data-dir", dir}, c.args...)...)
+			_, b := p.adminGet(t, "/metrics")
+			m := re.FindSubmatch(b)
+			if m == nil {
+				t.Fatal("no go_gc_gomemlimit_bytes in /metrics")
+			}
+			if got, _ := strconv.ParseFloat(string(m[1]), 64); got != c.want {
+				t.Errorf("go_gc_gomemlimit_bytes = %s, want %.0f", m[1], c.want)
+			}
+		})
+	}
 }

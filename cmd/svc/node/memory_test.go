@@ -61,3 +61,21 @@ func TestReturnIdleMemory(t *testing.T) {
 	}
 	live = nil
 }
+
+func TestRuntimeMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		limit      int64
+		gomemlimit string
+		want       int64
+	}{
+		{1 << 30, "", 768 << 20},
+		{400_000_000, "", 300_000_000},
+		{0, "", -1},             // no limit asked
+		{1 << 30, "500MiB", -1}, // the environment's, which the runtime applied, wins
+		{0, "500MiB", -1},
+	} {
+		if got := runtimeMemoryLimit(c.limit, c.gomemlimit); got != c.want {
+			t.Errorf("runtimeMemoryLimit(%d, %q) = %d, want %d", c.limit, c.gomemlimit, got, c.want)
+		}
+	}
+}
