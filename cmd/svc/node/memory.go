@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -89,15 +90,22 @@ func returnIdleMemory(ctx context.Context, period time.Duration, log *slog.Logge
 const logPageOutPeriod = 2 * time.Second
 
 // pageOutLogs takes the node's Badger log pages out of its memory every period until ctx ends
-// (badgerdb.PageOutLogs says why), and stops early on a kernel that cannot.
+// (badgerdb.PageOutLogs says why). It stops early on a kernel that cannot, and tells of other
+// failures once, trying again each period.
 func pageOutLogs(ctx context.Context, period time.Duration, dirs []string, log *slog.Logger) {
 	if len(dirs) == 0 {
 		return
 	}
+	warned := false
 	every(ctx, period, func() bool {
-		if _, err := badgerdb.PageOutLogs(dirs); err != nil {
+		_, err := badgerdb.PageOutLogs(dirs)
+		switch {
+		case errors.Is(err, badgerdb.ErrPageOutUnsupported):
 			log.Warn("Badger's log pages stay in memory", "err", err)
 			return false
+		case err != nil && !warned:
+			log.Warn("paging out Badger's logs failed; trying again every "+period.String(), "err", err)
+			warned = true
 		}
 		return true
 	})

@@ -4,10 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 var sink, live [][]byte
@@ -78,4 +85,61 @@ func TestRuntimeMemoryLimit(t *testing.T) {
 			t.Errorf("runtimeMemoryLimit(%d, %q) = %d, want %d", c.limit, c.gomemlimit, got, c.want)
 		}
 	}
+}
+
+// TestLogsPagedOut: the events database's value log and memtable log pages that ingest wrote
+// leave the node's memory within two page-out periods (it runs in this process, so this
+// process's mappings are the node's).
+func TestLogsPagedOut(t *testing.T) {
+	tn := startNode(t, "embedded", nil)
+	for _, path := range fixtures(t) {
+		if r := tn.putJSON(t, tn.key, uuid.NewString(), readFile(t, path)); r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", filepath.Base(path), r.status, r.body)
+		}
+	}
+	tn.waitFlushed(t)
+	dir := filepath.Join(tn.cfg.DataDir, "badger-events")
+	events, _ := tn.counts(t, tn.app.ID)
+	if events < 1000 {
+		t.Fatalf("%d events stored from the recorded batches; the test expects at least 1,000", events)
+	}
+	wait := 3 * min(logPageOutPeriod, 5*time.Second)
+	deadline := time.Now().Add(wait)
+	for {
+		kb := mappedResidentKB(t, dir)
+		if kb < 512 {
+			t.Logf("%d KiB of the events database's logs resident, %d events stored", kb, events)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d KiB of the events database's logs still resident after %v", kb, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// mappedResidentKB sums the resident KiB of this process's mappings of *.vlog and *.mem files
+// in dir (/proc/self/smaps: a mapping's line, then its fields, Rss among them).
+func mappedResidentKB(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, kb := false, 0
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 6 && strings.Contains(f[0], "-"):
+			p := f[len(f)-1]
+			ours = filepath.Dir(p) == dir && (strings.HasSuffix(p, ".vlog") || strings.HasSuffix(p, ".mem"))
+		case ours && len(f) == 3 && f[0] == "Rss:":
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatalf("smaps: %q: %v", line, err)
+			}
+			kb += n
+		}
+	}
+	return kb
 }
