@@ -77,13 +77,13 @@ func getWithToken(t *testing.T, url, token string) (int, []byte) {
 
 var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\S+)\)`)
 
-// childEnv is the test's environment without svc's own settings, so a child serves exactly
-// what the test asks for (an SVC_CLICKHOUSE_DSN in the shell must not turn an embedded test
-// into a ClickHouse one).
+// childEnv is the test's environment without svc's own settings and GOMEMLIMIT, so a child
+// serves exactly what the test asks for (an SVC_CLICKHOUSE_DSN in the shell must not turn an
+// embedded test into a ClickHouse one).
 func childEnv(extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "SVC_") && !strings.HasPrefix(kv, "SVC_TEST_") {
+		if strings.HasPrefix(kv, "SVC_") && !strings.HasPrefix(kv, "SVC_TEST_") || strings.HasPrefix(kv, "GOMEMLIMIT=") {
 			continue
 		}
 		env = append(env, kv)
@@ -350,6 +350,8 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"serve", "--addr", "nonsense"}, nil, `bad value "nonsense" for --addr`},
 		{[]string{"serve"}, []string{"SVC_REFRESH_TOKEN_TTL=forever"}, "SVC_REFRESH_TOKEN_TTL"},
 		{[]string{"frobnicate"}, nil, `unknown command "frobnicate"`},
+		{[]string{"serve", "--memory-limit", "512"}, nil, "--memory-limit must be 0 (no limit) or at least"},
+		{[]string{"serve", "--memory-limit", "-1"}, nil, "--memory-limit must be 0 (no limit) or at least"},
 	}
 	for _, c := range cases {
 		_, errOut, code := runSvc(t, c.env, c.args...)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
@@ -103,6 +104,31 @@ func open(dir string, logger *slog.Logger, sync bool, valueThreshold int64) (*ba
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
 	return db, nil
+}
+
+// LogDirs are the directories of dbs' logs as the kernel names mapped files (absolute, symbolic
+// links resolved), each once, for PageOutLogs; in-memory databases have none. Badger keeps the
+// directories it was given, and the node's default data directory is relative (./data).
+func LogDirs(dbs ...*badger.DB) ([]string, error) {
+	var dirs []string
+	for _, db := range dbs {
+		o := db.Opts()
+		if o.InMemory {
+			continue
+		}
+		for _, d := range []string{o.Dir, o.ValueDir} {
+			abs, err := filepath.Abs(d)
+			if err == nil {
+				abs, err = filepath.EvalSymlinks(abs)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("log directory %q: %w", d, err)
+			}
+			dirs = append(dirs, abs)
+		}
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs), nil
 }
 
 // removeEmptyMemtables deletes the zero-length memtable logs (*.mem) of dir and says how many.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,30 +15,80 @@ import (
 )
 
 // TestPageOutLogs: the value log pages a write left resident leave the process's memory, and
-// every value reads back the same afterwards.
+// every value reads back the same afterwards, also once the database is closed and opened
+// again: for the synced events database and the unsynced local one (whose pages are dirty when
+// paged out), opened by an absolute path, a relative one (the node's default data directory is
+// ./data) and one through a symbolic link (the kernel names mapped files by neither).
 func TestPageOutLogs(t *testing.T) {
-	dir := t.TempDir()
-	db, err := OpenEvents(dir, nil)
-	if err != nil {
-		t.Fatal(err)
+	if !pageOutSupported() {
+		t.Skip(ErrPageOutUnsupported)
 	}
-	defer db.Close()
-	const n, size = 512, 64 << 10 // 32 MiB of values, all in the value log
-	val := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, size) }
-	setValues(t, db, n, val)
-	before := residentKB(t, dir, ".vlog")
-	if before < 16<<10 {
-		t.Fatalf("the value log holds %d KiB resident after 32 MiB written; the test expects Badger to write it through a mapping", before)
+	for _, c := range []struct {
+		name string
+		open func(string, *slog.Logger) (*badger.DB, error)
+		dir  func(t *testing.T, base string) string
+	}{
+		{"events, absolute", OpenEvents, func(t *testing.T, base string) string { return base }},
+		{"local, absolute", OpenLocal, func(t *testing.T, base string) string { return base }},
+		{"events, relative", OpenEvents, func(t *testing.T, base string) string {
+			t.Chdir(filepath.Dir(base))
+			return filepath.Join(".", filepath.Base(base))
+		}},
+		{"events, through a link", OpenEvents, func(t *testing.T, base string) string {
+			link := filepath.Join(t.TempDir(), "link")
+			if err := os.Symlink(base, link); err != nil {
+				t.Fatal(err)
+			}
+			return link
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := c.dir(t, base)
+			real, err := filepath.EvalSymlinks(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := c.open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { db.Close() }()
+			const n, size = 512, 64 << 10 // 32 MiB of values, all in the value log
+			val := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, size) }
+			setValues(t, db, n, val)
+			before := residentKB(t, real, ".vlog")
+			if before < 16<<10 {
+				t.Fatalf("the value log holds %d KiB resident after 32 MiB written; the test expects Badger to write it through a mapping", before)
+			}
+			dirs, err := LogDirs(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapped, err := PageOutLogs(dirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := residentKB(t, real, ".vlog")
+			t.Logf("value log resident %d KiB → %d KiB (%d MiB of mappings)", before, after, mapped>>20)
+			if mapped == 0 || after > before/8 {
+				t.Fatalf("after PageOutLogs(%q): %d bytes of mappings asked about, %d KiB of the value log still resident (was %d)", dirs, mapped, after, before)
+			}
+			checkValues(t, db, n, val)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = c.open(dir, nil); err != nil {
+				t.Fatal(err)
+			}
+			checkValues(t, db, n, val)
+		})
 	}
-	mapped, err := PageOutLogs([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := residentKB(t, dir, ".vlog")
-	t.Logf("value log resident %d KiB → %d KiB (%d MiB of mappings)", before, after, mapped>>20)
-	if mapped < 32<<20 || after > before/8 {
-		t.Fatalf("after PageOutLogs: %d bytes of mappings asked about, %d KiB of the value log still resident (was %d)", mapped, after, before)
-	}
+}
+
+// checkValues reads keys k0000… back and compares each with val(i).
+func checkValues(t *testing.T, db *badger.DB, n int, val func(i int) []byte) {
+	t.Helper()
 	if err := db.View(func(txn *badger.Txn) error {
 		for i := range n {
 			it, err := txn.Get(fmt.Appendf(nil, "k%04d", i))
@@ -154,6 +205,9 @@ func TestParseMapsLine(t *testing.T) {
 // (resident), and over the same once paged out (idle: what every period costs a node whose
 // value logs nobody wrote or read since).
 func BenchmarkPageOutLogs(b *testing.B) {
+	if !pageOutSupported() {
+		b.Skip(ErrPageOutUnsupported)
+	}
 	dir := b.TempDir()
 	db, err := OpenEvents(dir, nil)
 	if err != nil {

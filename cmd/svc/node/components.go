@@ -576,14 +576,10 @@ func (n *Node) startBackground(context.Context) error {
 	memoryDone := make(chan struct{})
 	go func() { defer close(memoryDone); returnIdleMemory(mctx, idleMemoryPeriod, n.log) }()
 	n.closers = append(n.closers, func() error { stopMemory(); <-memoryDone; return nil })
-	var dirs []string
-	for _, db := range n.badgers {
-		if o := db.Opts(); !o.InMemory {
-			dirs = append(dirs, o.Dir, o.ValueDir)
-		}
+	dirs, err := badgerdb.LogDirs(n.badgers...)
+	if err != nil {
+		return err
 	}
-	slices.Sort(dirs)
-	dirs = slices.Compact(dirs)
 	pctx, stopPageOut := context.WithCancel(context.Background())
 	pageOutDone := make(chan struct{})
 	go func() { defer close(pageOutDone); pageOutLogs(pctx, logPageOutPeriod, dirs, n.log) }()

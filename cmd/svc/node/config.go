@@ -198,7 +198,7 @@ var Settings = []Setting{
 	{"log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
 	{"shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", "30s", "how long SIGTERM waits for requests in flight, the last flush and closing the stores; past it the node exits as a crash would leave it (the spool replays what was not stored at the next start)", dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 	{"spool-dir", "SVC_SPOOL_DIR", "", "directory of the write-ahead spool, every acknowledged batch fdatasync'ed; a disk of its own keeps those syncs from waiting behind the stores' writes. Empty = <data-dir>/spool", str(func(c *Config) *string { return &c.SpoolDir })},
-	{"memory-limit", "SVC_MEMORY_LIMIT", "1073741824", "resident memory (bytes) the node aims to stay under: the Go runtime's soft memory limit is set to three quarters of it, the rest left for Badger's mapped files; past it the runtime collects garbage harder, at the price of CPU. 0 = no limit. GOMEMLIMIT, when set, is used instead", bytesize(func(c *Config) *int64 { return &c.MemoryLimit })},
+	{"memory-limit", "SVC_MEMORY_LIMIT", "1073741824", "resident memory (bytes) the node aims to stay under: the Go runtime's soft memory limit is set to three quarters of it, the rest left for Badger's mapped files; past it the runtime collects garbage harder, at the price of CPU. 0 = no limit, else at least 67108864 (64 MiB). GOMEMLIMIT, when set, is used instead", bytesize(func(c *Config) *int64 { return &c.MemoryLimit })},
 	{"spool-max-bytes", "SVC_SPOOL_MAX_BYTES", "268435456", "PUT /events answers 503 while the spool holds more than this many bytes not yet in the event store", bytesize(func(c *Config) *int64 { return &c.SpoolMaxBytes })},
 	{"flush-rows", "SVC_FLUSH_ROWS", "50000", "rows per event store insert", integer(func(c *Config) *int { return &c.FlushRows })},
 	{"flush-interval", "SVC_FLUSH_INTERVAL", "1s", "longest wait before held rows are inserted", dur(func(c *Config) *time.Duration { return &c.FlushInterval })},
@@ -340,6 +340,9 @@ func unwrapFlagErr(err error) string {
 	return strings.TrimSpace(err.Error())
 }
 
+// minMemoryLimit is the smallest --memory-limit taken; a node needs more than that to start.
+const minMemoryLimit = 64 << 20
+
 func (c *Config) validate() error {
 	for _, a := range []struct{ name, v string }{{"--addr", c.Addr}, {"--admin-addr", c.AdminAddr}} {
 		if _, port, err := net.SplitHostPort(a.v); err != nil || port == "" {
@@ -415,8 +418,8 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s must be positive", p.name)
 		}
 	}
-	if c.MemoryLimit < 0 {
-		return errors.New("--memory-limit must not be negative")
+	if c.MemoryLimit != 0 && c.MemoryLimit < minMemoryLimit {
+		return fmt.Errorf("--memory-limit must be 0 (no limit) or at least %d bytes (64 MiB): it is in bytes, and a smaller limit keeps the garbage collector running without pause", int64(minMemoryLimit))
 	}
 	if c.MaxEventAge < 0 {
 		return errors.New("--max-event-age must not be negative")

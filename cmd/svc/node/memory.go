@@ -19,25 +19,24 @@ import (
 // heap and collects it, returning the freed pages to the operating system.
 
 // ApplyMemoryLimit sets the Go runtime's soft memory limit for --memory-limit (the process is
-// the node's: svc serve calls it, tests that start nodes in their own process do not). It
-// answers the limit set, or -1 when none was: --memory-limit 0, or GOMEMLIMIT in the
-// environment, which the runtime already applied and which wins.
+// the node's: svc serve calls it, tests that start nodes in their own process do not). It sets
+// none for --memory-limit 0, nor when GOMEMLIMIT is in the environment: the runtime already
+// applied it, and it wins.
 //
 // The runtime's limit is three quarters of the node's: Badger's memory-mapped files (about 0.1–0.16 GB
 // flat out once their logs are paged out) and the runtime's own overhead take the rest. Under
 // the limit nothing changes; near it the collector runs more often (a node with 100k live
-// sessions flat out: peak RSS 1.77 → 0.88 GB, docs/benchmarks.md).
-func ApplyMemoryLimit(limit int64, log *slog.Logger) int64 {
+// sessions flat out: peak RSS 1.77 → 0.87 GB, docs/benchmarks.md).
+func ApplyMemoryLimit(limit int64, log *slog.Logger) {
 	goLimit := runtimeMemoryLimit(limit, os.Getenv("GOMEMLIMIT"))
 	if goLimit < 0 {
 		if limit > 0 {
 			log.Info("memory limit from GOMEMLIMIT", "go_limit_bytes", debug.SetMemoryLimit(-1))
 		}
-		return -1
+		return
 	}
 	debug.SetMemoryLimit(goLimit)
 	log.Info("memory limit", "limit_bytes", limit, "go_limit_bytes", goLimit)
-	return goLimit
 }
 
 // runtimeMemoryLimit is the Go soft limit for a node limit of limit bytes, or -1 for none.
@@ -59,18 +58,11 @@ const (
 // returnIdleMemory looks every period until ctx ends.
 func returnIdleMemory(ctx context.Context, period time.Duration, log *slog.Logger) {
 	samples := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/objects:bytes"}}
-	t := time.NewTicker(period)
-	defer t.Stop()
 	var (
 		cycles uint64
 		floor  uint64 // heap objects after this function's last collection; 0 after the runtime's own
 	)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, period, func() bool {
 		metrics.Read(samples)
 		c, heap := samples[0].Value.Uint64(), samples[1].Value.Uint64()
 		if c != cycles {
@@ -82,7 +74,8 @@ func returnIdleMemory(ctx context.Context, period time.Duration, log *slog.Logge
 			log.Debug("idle heap collected", "heap_before", heap, "heap_after", floor)
 		}
 		cycles = c
-	}
+		return true
+	})
 }
 
 // logPageOutPeriod is how often pageOutLogs runs: flat out, the event database's value log
@@ -90,15 +83,16 @@ func returnIdleMemory(ctx context.Context, period time.Duration, log *slog.Logge
 const logPageOutPeriod = 2 * time.Second
 
 // pageOutLogs takes the node's Badger log pages out of its memory every period until ctx ends
-// (badgerdb.PageOutLogs says why). It stops early on a kernel that cannot, and tells of other
-// failures once, trying again each period.
+// (badgerdb.PageOutLogs says why). It stops early on a kernel that cannot; it tells once of
+// other failures, and of a pass that found no log to page out (Badger always maps some: dirs
+// would not name them), and tries again each period.
 func pageOutLogs(ctx context.Context, period time.Duration, dirs []string, log *slog.Logger) {
 	if len(dirs) == 0 {
 		return
 	}
-	warned := false
+	warned, warnedNone := false, false
 	every(ctx, period, func() bool {
-		_, err := badgerdb.PageOutLogs(dirs)
+		mapped, err := badgerdb.PageOutLogs(dirs)
 		switch {
 		case errors.Is(err, badgerdb.ErrPageOutUnsupported):
 			log.Warn("Badger's log pages stay in memory", "err", err)
@@ -106,6 +100,9 @@ func pageOutLogs(ctx context.Context, period time.Duration, dirs []string, log *
 		case err != nil && !warned:
 			log.Warn("paging out Badger's logs failed; trying again every "+period.String(), "err", err)
 			warned = true
+		case err == nil && mapped == 0 && !warnedNone:
+			log.Warn("no mapped Badger log found to page out", "dirs", dirs)
+			warnedNone = true
 		}
 		return true
 	})

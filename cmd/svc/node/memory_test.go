@@ -88,33 +88,57 @@ func TestRuntimeMemoryLimit(t *testing.T) {
 }
 
 // TestLogsPagedOut: the events database's value log and memtable log pages that ingest wrote
-// leave the node's memory within two page-out periods (it runs in this process, so this
-// process's mappings are the node's).
+// leave the node's memory within a few page-out periods (it runs in this process, so this
+// process's mappings are the node's), with an absolute data directory and with a relative one
+// such as the default ./data.
 func TestLogsPagedOut(t *testing.T) {
-	tn := startNode(t, "embedded", nil)
+	var bodies [][]byte // read before a subtest leaves the repository's directory
 	for _, path := range fixtures(t) {
-		if r := tn.putJSON(t, tn.key, uuid.NewString(), readFile(t, path)); r.status != http.StatusOK {
-			t.Fatalf("%s: %d %s", filepath.Base(path), r.status, r.body)
-		}
+		bodies = append(bodies, readFile(t, path))
 	}
-	tn.waitFlushed(t)
-	dir := filepath.Join(tn.cfg.DataDir, "badger-events")
-	events, _ := tn.counts(t, tn.app.ID)
-	if events < 1000 {
-		t.Fatalf("%d events stored from the recorded batches; the test expects at least 1,000", events)
-	}
-	wait := 3 * min(logPageOutPeriod, 5*time.Second)
-	deadline := time.Now().Add(wait)
-	for {
-		kb := mappedResidentKB(t, dir)
-		if kb < 512 {
-			t.Logf("%d KiB of the events database's logs resident, %d events stored", kb, events)
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d KiB of the events database's logs still resident after %v", kb, wait)
-		}
-		time.Sleep(100 * time.Millisecond)
+	for _, c := range []struct {
+		name  string
+		tweak func(*Config)
+	}{
+		{"absolute data dir", nil},
+		{"relative data dir", func(cfg *Config) {
+			t.Chdir(t.TempDir())
+			cfg.DataDir = "./data"
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tn := startNode(t, "embedded", c.tweak)
+			for i, body := range bodies {
+				if r := tn.putJSON(t, tn.key, uuid.NewString(), body); r.status != http.StatusOK {
+					t.Fatalf("recorded batch %d: %d %s", i, r.status, r.body)
+				}
+			}
+			tn.waitFlushed(t)
+			events, _ := tn.counts(t, tn.app.ID)
+			if events < 1000 {
+				t.Fatalf("%d events stored from the recorded batches; the test expects at least 1,000", events)
+			}
+			dir, err := filepath.Abs(filepath.Join(tn.cfg.DataDir, "badger-events"))
+			if err == nil {
+				dir, err = filepath.EvalSymlinks(dir)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := 3 * min(logPageOutPeriod, 5*time.Second)
+			deadline := time.Now().Add(wait)
+			for {
+				kb := mappedResidentKB(t, dir)
+				if kb < 512 {
+					t.Logf("%d KiB of the events database's logs resident, %d events stored", kb, events)
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d KiB of the events database's logs still resident after %v", kb, wait)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
 	}
 }
 
