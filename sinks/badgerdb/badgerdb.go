@@ -107,7 +107,7 @@ func open(dir string, logger *slog.Logger, sync bool, valueThreshold int64) (*ba
 }
 
 // LogDirs are the directories of dbs' logs as the kernel names mapped files (absolute, symbolic
-// links resolved), each once, for PageOutLogs; in-memory databases have none. Badger keeps the
+// links resolved), each once, for NewLogPager; in-memory databases have none. Badger keeps the
 // directories it was given, and the node's default data directory is relative (./data).
 func LogDirs(dbs ...*badger.DB) ([]string, error) {
 	var dirs []string

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,14 +66,14 @@ func TestPageOutLogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mapped, err := PageOutLogs(dirs)
+			mapped, err := NewLogPager(dirs).PageOut()
 			if err != nil {
 				t.Fatal(err)
 			}
 			after := residentKB(t, real, ".vlog")
 			t.Logf("value log resident %d KiB → %d KiB (%d MiB of mappings)", before, after, mapped>>20)
 			if mapped == 0 || after > before/8 {
-				t.Fatalf("after PageOutLogs(%q): %d bytes of mappings asked about, %d KiB of the value log still resident (was %d)", dirs, mapped, after, before)
+				t.Fatalf("after PageOut of %q: %d bytes of mappings asked about, %d KiB of the value log still resident (was %d)", dirs, mapped, after, before)
 			}
 			checkValues(t, db, n, val)
 			if err := db.Close(); err != nil {
@@ -130,20 +131,25 @@ func setValues(tb testing.TB, db *badger.DB, n int, val func(i int) []byte) {
 // residentKB sums the Rss of this process's mappings of files in dir ending in suffix.
 func residentKB(t *testing.T, dir, suffix string) int {
 	t.Helper()
+	prefix := filepath.Clean(dir) + "/"
+	return residentKBOf(t, func(p string) bool { return strings.HasPrefix(p, prefix) && strings.HasSuffix(p, suffix) })
+}
+
+// residentKBOf sums the Rss of this process's mappings of the files match says yes to.
+func residentKBOf(t *testing.T, match func(path string) bool) int {
+	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	prefix := filepath.Clean(dir) + "/"
 	var ours bool
 	kb := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		if _, _, path, ok := parseMapsLine([]byte(line)); ok {
-			p := string(path)
-			ours = strings.HasPrefix(p, prefix) && strings.HasSuffix(p, suffix)
+			ours = match(string(path))
 			continue
 		}
 		if rest, found := strings.CutPrefix(line, "Rss:"); found && ours {
@@ -160,23 +166,93 @@ func residentKB(t *testing.T, dir, suffix string) int {
 	return kb
 }
 
-func TestIsLogPath(t *testing.T) {
-	prefixes := [][]byte{[]byte("/data/badger-events/"), []byte("/data/badger/")}
+// TestLogPagerLeavesReadLogs: a pass pages out the value log being written and the memtable
+// logs; value logs written before keep their resident pages (a query's reads of older rows stay
+// in memory), except that a value log rotated out since the last pass is paged out once more.
+func TestLogPagerLeavesReadLogs(t *testing.T) {
+	if !pageOutSupported() {
+		t.Skip(ErrPageOutUnsupported)
+	}
+	defer func(n int64) { valueLogFileSize = n }(valueLogFileSize)
+	valueLogFileSize = 4 << 20
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := OpenEvents(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	val := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 64<<10) }
+	setValues(t, db, 256, val) // 16 MiB: four or five value logs
+	vlogs := func() []string {
+		names, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+		slices.Sort(names)
+		return names
+	}
+	resident := func(path string) int { return residentKBOf(t, func(p string) bool { return p == path }) }
+	first := vlogs()
+	if len(first) < 3 {
+		t.Fatalf("%d value logs after 16 MiB of 4 MiB files", len(first))
+	}
+	pager := NewLogPager([]string{dir})
+	if _, err := pager.PageOut(); err != nil {
+		t.Fatal(err)
+	}
+	written := first[len(first)-1]
+	if kb := resident(written); kb > 256 {
+		t.Errorf("the value log being written, %s, keeps %d KiB resident after a pass", filepath.Base(written), kb)
+	}
+	if kb := residentKB(t, dir, ".mem"); kb > 256 {
+		t.Errorf("the memtable logs keep %d KiB resident after a pass", kb)
+	}
+	older := first[0]
+	if kb := resident(older); kb < 2<<10 {
+		t.Errorf("a value log written before the pass keeps %d KiB resident; it should keep its pages", kb)
+	}
+	checkValues(t, db, 256, val) // reads every file, the one being written too
+	if _, err := pager.PageOut(); err != nil {
+		t.Fatal(err)
+	}
+	if kb := resident(older); kb < 2<<10 {
+		t.Errorf("a value log read since the last pass keeps %d KiB resident after the next; it should keep its pages", kb)
+	}
+	setValues(t, db, 128, val) // 8 MiB more: the value log written at the last pass rotates out
+	if vlogs()[len(vlogs())-1] == written {
+		t.Fatal("no value log rotated out")
+	}
+	if kb := resident(written); kb < 1<<10 {
+		t.Fatalf("%s holds %d KiB resident after it was read and written; the test expects more", filepath.Base(written), kb)
+	}
+	if _, err := pager.PageOut(); err != nil {
+		t.Fatal(err)
+	}
+	if kb := resident(written); kb > 256 {
+		t.Errorf("%s, rotated out since the last pass, keeps %d KiB resident; it should be paged out once more", filepath.Base(written), kb)
+	}
+	checkValues(t, db, 256, val)
+}
+
+func TestLogOf(t *testing.T) {
+	p := NewLogPager([]string{"/data/badger-events", "/data/badger/"})
 	for _, c := range []struct {
 		path string
-		want bool
+		want mappedLog
+		ok   bool
 	}{
-		{"/data/badger-events/000001.vlog", true},
-		{"/data/badger-events/00004.mem", true},
-		{"/data/badger/000012.vlog", true},
-		{"/data/badger-events/000007.sst", false}, // tables stay: reads of the LSM tree use them
-		{"/data/badger-local/000001.vlog", false}, // not one of the dirs
-		{"/data/badger-events/sub/000001.vlog", false},
-		{"/data/badger-events/000001.vlog (deleted)", false},
-		{"[heap]", false},
+		{"/data/badger-events/000001.vlog", mappedLog{dir: 0, fid: 1, vlog: true}, true},
+		{"/data/badger-events/00004.mem", mappedLog{dir: 0, fid: 4}, true},
+		{"/data/badger/1000012.vlog", mappedLog{dir: 1, fid: 1000012, vlog: true}, true},
+		{"/data/badger-events/000007.sst", mappedLog{}, false}, // tables stay: reads of the LSM tree use them
+		{"/data/badger-local/000001.vlog", mappedLog{}, false}, // not one of the dirs
+		{"/data/badger-events/sub/000001.vlog", mappedLog{}, false},
+		{"/data/badger-events/000001.vlog (deleted)", mappedLog{}, false},
+		{"/data/badger-events/DISCARD", mappedLog{}, false},
+		{"[heap]", mappedLog{}, false},
 	} {
-		if got := isLogPath([]byte(c.path), prefixes); got != c.want {
-			t.Errorf("isLogPath(%q) = %v, want %v", c.path, got, c.want)
+		if got, ok := p.logOf([]byte(c.path)); ok != c.ok || got != c.want {
+			t.Errorf("logOf(%q) = %+v, %v; want %+v, %v", c.path, got, ok, c.want, c.ok)
 		}
 	}
 }
@@ -235,14 +311,14 @@ func BenchmarkPageOutLogs(b *testing.B) {
 			b.StopTimer()
 			readAll()
 			b.StartTimer()
-			if _, err := PageOutLogs([]string{dir}); err != nil {
+			if _, err := NewLogPager([]string{dir}).PageOut(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("idle", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := PageOutLogs([]string{dir}); err != nil {
+			if _, err := NewLogPager([]string{dir}).PageOut(); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -4,8 +4,8 @@ package badgerdb
 
 import "errors"
 
-// PageOutLogs is Linux only (MADV_PAGEOUT); elsewhere it answers ErrPageOutUnsupported.
-func PageOutLogs(dirs []string) (int64, error) { return 0, ErrPageOutUnsupported }
+// PageOut is Linux only (MADV_PAGEOUT); elsewhere it answers ErrPageOutUnsupported.
+func (p *LogPager) PageOut() (int64, error) { return 0, ErrPageOutUnsupported }
 
-// ErrPageOutUnsupported is PageOutLogs on a system without MADV_PAGEOUT.
+// ErrPageOutUnsupported is LogPager.PageOut on a system without MADV_PAGEOUT.
 var ErrPageOutUnsupported = errors.New("page out logs: supported on Linux only")

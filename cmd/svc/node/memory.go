@@ -83,16 +83,17 @@ func returnIdleMemory(ctx context.Context, period time.Duration, log *slog.Logge
 const logPageOutPeriod = 2 * time.Second
 
 // pageOutLogs takes the node's Badger log pages out of its memory every period until ctx ends
-// (badgerdb.PageOutLogs says why). It stops early on a kernel that cannot; it tells once of
+// (badgerdb.LogPager says which and why). It stops early on a kernel that cannot; it tells once of
 // other failures, and of a pass that found no log to page out (Badger always maps some: dirs
 // would not name them), and tries again each period.
 func pageOutLogs(ctx context.Context, period time.Duration, dirs []string, log *slog.Logger) {
 	if len(dirs) == 0 {
 		return
 	}
+	pager := badgerdb.NewLogPager(dirs)
 	warned, warnedNone := false, false
 	every(ctx, period, func() bool {
-		mapped, err := badgerdb.PageOutLogs(dirs)
+		mapped, err := pager.PageOut()
 		switch {
 		case errors.Is(err, badgerdb.ErrPageOutUnsupported):
 			log.Warn("Badger's log pages stay in memory", "err", err)
