@@ -568,23 +568,23 @@ func (n *Node) startAdminHTTP(context.Context) error {
 // returning idle memory to the system and paging out Badger's logs. All end when the node
 // closes.
 func (n *Node) startBackground(context.Context) error {
-	jctx, stopJanitor := context.WithCancel(context.Background())
-	janitorDone := make(chan struct{})
-	go func() { defer close(janitorDone); n.janitor(jctx, n.cfg.JanitorInterval) }()
-	n.closers = append(n.closers, func() error { stopJanitor(); <-janitorDone; return nil })
-	mctx, stopMemory := context.WithCancel(context.Background())
-	memoryDone := make(chan struct{})
-	go func() { defer close(memoryDone); returnIdleMemory(mctx, idleMemoryPeriod, n.log) }()
-	n.closers = append(n.closers, func() error { stopMemory(); <-memoryDone; return nil })
 	dirs, err := badgerdb.LogDirs(n.badgers...)
 	if err != nil {
 		return err
 	}
-	pctx, stopPageOut := context.WithCancel(context.Background())
-	pageOutDone := make(chan struct{})
-	go func() { defer close(pageOutDone); pageOutLogs(pctx, logPageOutPeriod, dirs, n.log) }()
-	n.closers = append(n.closers, func() error { stopPageOut(); <-pageOutDone; return nil })
+	n.untilClose(func(ctx context.Context) { n.janitor(ctx, n.cfg.JanitorInterval) })
+	n.untilClose(func(ctx context.Context) { returnIdleMemory(ctx, idleMemoryPeriod, n.log) })
+	n.untilClose(func(ctx context.Context) { pageOutLogs(ctx, logPageOutPeriod, dirs, n.log) })
 	return nil
+}
+
+// untilClose runs job in a goroutine of its own until the node closes: its context ends then,
+// and the node's close waits for job to return.
+func (n *Node) untilClose(job func(context.Context)) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); job(ctx) }()
+	n.closers = append(n.closers, func() error { stop(); <-done; return nil })
 }
 
 // startServing serves both listeners; Done reports a listener that stops on its own.

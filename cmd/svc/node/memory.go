@@ -23,10 +23,10 @@ import (
 // none for --memory-limit 0, nor when GOMEMLIMIT is in the environment: the runtime already
 // applied it, and it wins.
 //
-// The runtime's limit is three quarters of the node's: Badger's memory-mapped files (about 0.1–0.16 GB
-// flat out once their logs are paged out) and the runtime's own overhead take the rest. Under
-// the limit nothing changes; near it the collector runs more often (a node with 100k live
-// sessions flat out: peak RSS 1.77 → 0.87 GB, docs/benchmarks.md).
+// The runtime's limit is three quarters of the node's: Badger's memory-mapped files (about
+// 0.1–0.16 GB flat out once their logs are paged out) and the runtime's own overhead take the
+// rest. Under the limit nothing changes; near it the collector runs more often (a node with
+// 100k live sessions flat out: peak RSS 1.77 → 0.87 GB, docs/benchmarks.md).
 func ApplyMemoryLimit(limit int64, log *slog.Logger) {
 	goLimit := runtimeMemoryLimit(limit, os.Getenv("GOMEMLIMIT"))
 	if goLimit < 0 {
