@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -66,6 +67,7 @@ type queryRun struct {
 	EventsErr string   // why Events is unknown
 	Window    string   // the windows the requests asked for
 	Fill      *fillRun // the synthetic copies written first; nil when none
+	Settle    settleRun
 	Queries   []queryResult
 }
 
@@ -106,20 +108,26 @@ func (d *dashboard) runtimeCounts(ctx context.Context) (gcs, alloc float64, ok b
 	return gcs, alloc, ok1 && ok2
 }
 
-// get asks the node for path; the answer's bytes are d.body's, good until the next get.
-func (d *dashboard) get(ctx context.Context, path string, store bool, days int) (*http.Response, []byte, error) {
+// request is the GET of path (under the app) that get sends.
+func (d *dashboard) request(ctx context.Context, path string, store bool, days int) (*http.Request, error) {
 	u := d.base + "/apps/" + d.app + path
 	if w := d.windows[days]; w[0] != "" {
 		u += "?" + url.Values{"from": {w[0]}, "to": {w[1]}}.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+d.token)
 	if store {
 		req.Header.Set("Svc-Answer-From", "store")
 	}
+	return req, nil
+}
+
+// get sends req, which has no body and can be sent again once get returns; the answer's bytes
+// are d.body's, good until the next get.
+func (d *dashboard) get(req *http.Request) (*http.Response, []byte, error) {
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return nil, nil, err
@@ -132,9 +140,27 @@ func (d *dashboard) get(ctx context.Context, path string, store bool, days int) 
 	}
 	b := d.body.Bytes()
 	if resp.StatusCode != http.StatusOK {
-		return resp, b, fmt.Errorf("GET %s: %s: %.200s", path, resp.Status, strings.TrimSpace(string(b)))
+		return resp, b, fmt.Errorf("GET %s: %s: %.200s", req.URL.Path, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return resp, b, nil
+}
+
+// holdGC runs this process's garbage collector once and keeps it from running again until
+// release, while it times requests: a collection in the timing client slows the requests it
+// times, which makes the bench's own work look like the node's. (The client still allocates a
+// few KB per request: http.Client's response and headers.) A memory limit of 512 MiB above
+// the heap left stays as a backstop: past it the collector runs anyway (a timed run of
+// -live-requests in the millions), and the row's bench collections count it.
+func holdGC() (release func()) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	pct := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(int64(ms.HeapAlloc) + 512<<20)
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // storedEvents is the app's event count as the node's usage API reports it.
@@ -196,9 +222,14 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 		}
 		return nil
 	}
+	req, err := d.request(ctx, q.Path, q.Store, q.Days)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
 	w0 := time.Now()
 	for i := 0; i < o.warmup && (i == 0 || time.Since(w0) < o.maxTime/4); i++ {
-		resp, _, err := d.get(ctx, q.Path, q.Store, q.Days)
+		resp, _, err := d.get(req)
 		if err == nil {
 			err = check(resp)
 		}
@@ -217,13 +248,15 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 	var own runtime.MemStats
 	if !q.Store {
 		gc0, alloc0, counted = d.runtimeCounts(ctx)
-		runtime.ReadMemStats(&own)
 	}
+	release := holdGC()
+	defer release()
+	runtime.ReadMemStats(&own)
 	ownGCs := own.NumGC
 	start := time.Now()
 	for len(lat) < n && (len(lat) == 0 || time.Since(start) < o.maxTime) {
 		t0 := time.Now()
-		resp, body, err := d.get(ctx, q.Path, q.Store, q.Days)
+		resp, body, err := d.get(req)
 		el := time.Since(t0)
 		if err == nil {
 			err = check(resp)
@@ -277,6 +310,8 @@ func runQueries(ctx context.Context, d *dashboard, o queryOpts, topUp func(have 
 	d.windows[dashboardDays] = [2]string{from, to}
 	run.Window += "; dashboard window: " + windowText(d.windows[dashboardDays])
 	fmt.Printf("%s events in the store; window %s\n", thousands(float64(n)), run.Window)
+	run.Settle = waitSettled(ctx, settleDefault)
+	fmt.Println(run.Settle)
 	for _, q := range dashboardQueries {
 		r := d.measure(ctx, q, o)
 		if r.Err != "" {
