@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -88,6 +90,7 @@ type dashboard struct {
 	client      *http.Client
 	windows     map[int][2]string                     // from and to by a query's days; none (or empty) = the default window
 	metrics     func(context.Context) (string, error) // the node's /metrics; nil: not read
+	conn        timingConn                            // get's
 	// body holds the last answer. The timing client reads every answer into this one buffer:
 	// growing a new one per request made this process collect garbage during the live runs,
 	// and a collection's assists slow the very requests being timed.
@@ -125,16 +128,10 @@ func (d *dashboard) request(ctx context.Context, path string, store bool, days i
 	return req, nil
 }
 
-// get sends req, which has no body and can be sent again once get returns; the answer's bytes
-// are d.body's, good until the next get.
+// get sends req, which has no body and can be sent again once get returns, over d.conn; the
+// answer's bytes are d.body's, good until the next get.
 func (d *dashboard) get(req *http.Request) (*http.Response, []byte, error) {
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	d.body.Reset()
-	_, err = d.body.ReadFrom(resp.Body)
-	resp.Body.Close()
+	resp, err := d.conn.roundTrip(req, &d.body)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,6 +140,72 @@ func (d *dashboard) get(req *http.Request) (*http.Response, []byte, error) {
 		return resp, b, fmt.Errorf("GET %s: %s: %.200s", req.URL.Path, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return resp, b, nil
+}
+
+// timingConn is the timing client's one kept-alive HTTP/1.1 connection, used from the calling
+// goroutine only: it writes a request and parses its answer with http.ReadResponse. An
+// http.Client hands each request and answer between the caller and two goroutines of its
+// connection; those hand-offs cost the timing client CPU on the 2 cores it shares with the
+// node, and their wake-ups sit in every timed request.
+type timingConn struct {
+	conn net.Conn
+	host string // conn's
+	br   *bufio.Reader
+	wire bytes.Buffer // the request as sent
+	last *http.Request
+}
+
+// roundTrip sends req and reads the whole answer into body, dialing when there is no
+// connection; a failed exchange closes the connection, and the next one dials again.
+func (c *timingConn) roundTrip(req *http.Request, body *bytes.Buffer) (*http.Response, error) {
+	if c.last != req {
+		c.wire.Reset()
+		if err := req.Write(&c.wire); err != nil {
+			return nil, err
+		}
+		c.last = req
+	}
+	if c.conn != nil && c.host != req.URL.Host { // a node restarted elsewhere
+		c.close()
+	}
+	if c.conn == nil {
+		conn, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(req.Context(), "tcp", req.URL.Host)
+		if err != nil {
+			return nil, err
+		}
+		c.conn, c.host, c.br = conn, req.URL.Host, bufio.NewReaderSize(conn, 64<<10)
+	}
+	resp, err := c.exchange(req, body)
+	if err != nil || resp.Close {
+		c.close()
+	}
+	return resp, err
+}
+
+func (c *timingConn) exchange(req *http.Request, body *bytes.Buffer) (*http.Response, error) {
+	// As the dashboard client's timeout: a query from the store may take a while.
+	if err := c.conn.SetDeadline(time.Now().Add(2 * time.Minute)); err != nil {
+		return nil, err
+	}
+	if _, err := c.conn.Write(c.wire.Bytes()); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(c.br, req)
+	if err != nil {
+		return nil, err
+	}
+	body.Reset()
+	_, err = body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	return resp, err
+}
+
+// close closes the connection, if any.
+func (c *timingConn) close() {
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
 }
 
 // holdGC runs this process's garbage collector once and keeps it from running again until
@@ -312,6 +375,7 @@ func runQueries(ctx context.Context, d *dashboard, o queryOpts, topUp func(have 
 	fmt.Printf("%s events in the store; window %s\n", thousands(float64(n)), run.Window)
 	run.Settle = waitSettled(ctx, settleDefault)
 	fmt.Println(run.Settle)
+	defer d.conn.close()
 	for _, q := range dashboardQueries {
 		r := d.measure(ctx, q, o)
 		if r.Err != "" {

@@ -562,7 +562,7 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   grows 512 MiB), so that its collections do not count as the node's latency; the row says
   how many it ran all the same.
 - **settled**: (d) times its requests once the whole machine's CPU use has stayed under 15 %
-  for 3 s (at most 5 minutes of waiting, said in the events row): right after a load the store
+  for 10 s (at most 5 minutes of waiting, said in the events row): right after a load the store
   merges (ClickHouse) or compacts (Badger) what it took in, and on 2 cores that work, not the
   node's answer, decided the live rows' tail.
 - **dashboard window**: the crash group list and the journey over a window shaped like the

@@ -17,7 +17,9 @@ type settleOpts struct {
 }
 
 // settleDefault is (d)'s: an idle node, ClickHouse and PostgreSQL use a few percent of a core.
-var settleDefault = settleOpts{Busy: 0.15, For: 3 * time.Second, Max: 5 * time.Minute}
+// ClickHouse merges a load's parts in rounds with idle seconds between them: after 3 quiet
+// seconds, a round was seen to start during the live rows at 50–110 % of a core.
+var settleDefault = settleOpts{Busy: 0.15, For: 10 * time.Second, Max: 5 * time.Minute}
 
 // settleRun is what waitSettled saw.
 type settleRun struct {
