@@ -490,7 +490,8 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	}
 	d := &dashboard{base: "http://" + n.addr, token: tok["access_token"], team: u["own_team_id"], app: a["app_id"],
 		client: &http.Client{Timeout: 2 * time.Minute}, windows: map[int][2]string{},
-		metrics: func(ctx context.Context) (string, error) { return nodeMetrics(ctx, n, adminToken) }}
+		metrics: func(ctx context.Context) (string, error) { return nodeMetrics(ctx, n, adminToken) },
+		cpu:     cpuSampler(func() int { return n.cmd.Process.Pid })}
 	now := time.Now()
 	from7, to7 := QueryWindow(now, sendStart, corp.widest())
 	from30, to30 := LastDays(now, 30)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -59,8 +60,12 @@ type queryResult struct {
 	GCs         int
 	BenchGCs    int
 	AllocPerReq float64
-	By          string // who answered the last request (Svc-Answered-By)
-	Err         string // why there are no figures
+	// CPU is what the node, the bench and the other processes used of the machine's CPUs
+	// during the timed requests, when CPUKnown.
+	CPU      cpuShares
+	CPUKnown bool
+	By       string // who answered the last request (Svc-Answered-By)
+	Err      string // why there are no figures
 }
 
 // queryRun is (d) on one node.
@@ -90,6 +95,7 @@ type dashboard struct {
 	client      *http.Client
 	windows     map[int][2]string                     // from and to by a query's days; none (or empty) = the default window
 	metrics     func(context.Context) (string, error) // the node's /metrics; nil: not read
+	cpu         func() (cpuSample, error)             // the machine's and the node's CPU times (cpuSampler); nil: not read
 	conn        timingConn                            // get's
 	// body holds the last answer. The timing client reads every answer into this one buffer:
 	// growing a new one per request made this process collect garbage during the live runs,
@@ -159,6 +165,7 @@ type timingConn struct {
 // connection; a failed exchange closes the connection, and the next one dials again.
 func (c *timingConn) roundTrip(req *http.Request, body *bytes.Buffer) (*http.Response, error) {
 	if c.last != req {
+		c.last = nil // until req is written whole
 		c.wire.Reset()
 		if err := req.Write(&c.wire); err != nil {
 			return nil, err
@@ -211,15 +218,16 @@ func (c *timingConn) close() {
 // holdGC runs this process's garbage collector once and keeps it from running again until
 // release, while it times requests: a collection in the timing client slows the requests it
 // times, which makes the bench's own work look like the node's. (The client still allocates a
-// few KB per request: http.Client's response and headers.) A memory limit of 512 MiB above
-// the heap left stays as a backstop: past it the collector runs anyway (a timed run of
-// -live-requests in the millions), and the row's bench collections count it.
+// few KB per request: the parsed answer and its headers.) A memory limit 512 MiB above the
+// memory the Go runtime holds (what the limit is compared with) stays as a backstop: past it
+// the collector runs anyway (a timed run of -live-requests in the millions), and the row's
+// bench collections count it.
 func holdGC() (release func()) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	pct := debug.SetGCPercent(-1)
-	limit := debug.SetMemoryLimit(int64(ms.HeapAlloc) + 512<<20)
+	limit := debug.SetMemoryLimit(int64(ms.Sys-ms.HeapReleased) + 512<<20)
 	return func() {
 		debug.SetGCPercent(pct)
 		debug.SetMemoryLimit(limit)
@@ -316,6 +324,11 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 	defer release()
 	runtime.ReadMemStats(&own)
 	ownGCs := own.NumGC
+	var cpu0 cpuSample
+	cpuErr := errors.New("not sampled")
+	if d.cpu != nil {
+		cpu0, cpuErr = d.cpu()
+	}
 	start := time.Now()
 	for len(lat) < n && (len(lat) == 0 || time.Since(start) < o.maxTime) {
 		t0 := time.Now()
@@ -330,6 +343,11 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 		}
 		lat = append(lat, el)
 		r.Bytes = len(body)
+	}
+	if cpuErr == nil {
+		if cpu1, err := d.cpu(); err == nil {
+			r.CPU, r.CPUKnown = cpu1.sharesSince(cpu0)
+		}
 	}
 	r.Requests = len(lat)
 	r.P50, r.P95, r.P99 = Percentile(lat, 0.50), Percentile(lat, 0.95), Percentile(lat, 0.99)
@@ -373,7 +391,11 @@ func runQueries(ctx context.Context, d *dashboard, o queryOpts, topUp func(have 
 	d.windows[dashboardDays] = [2]string{from, to}
 	run.Window += "; dashboard window: " + windowText(d.windows[dashboardDays])
 	fmt.Printf("%s events in the store; window %s\n", thousands(float64(n)), run.Window)
-	run.Settle = waitSettled(ctx, settleDefault)
+	if d.cpu != nil {
+		run.Settle = waitSettled(ctx, settleDefault, d.cpu)
+	} else {
+		run.Settle.Err = "CPU times not read"
+	}
 	fmt.Println(run.Settle)
 	defer d.conn.close()
 	for _, q := range dashboardQueries {
