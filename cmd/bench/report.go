@@ -561,8 +561,8 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   rows time 300, -query-requests). Each live row also says how many garbage collections the
   node ran during its timed requests and how many bytes it allocated per request (its
   /metrics): the slowest live answers are the ones that meet a collection. The bench collects
-  its own garbage once before each row's timed requests and not during them (unless its heap
-  grows 512 MiB), so that its collections do not count as the node's latency; the row says
+  its own garbage once before each row's timed requests and not during them (unless the memory
+  its runtime holds grows by 512 MiB), so that its collections do not count as the node's latency; the row says
   how many it ran all the same.
 - **settled**: (d) times its requests once the processes other than the node and the bench
   have used under 15 % of the machine's CPUs for 10 s (at most 5 minutes of waiting; the events
