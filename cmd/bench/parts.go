@@ -245,6 +245,12 @@ const clkTck = 100
 
 // procCPU is a process's user + system CPU time from /proc/<pid>/stat.
 func procCPU(pid int) (time.Duration, error) {
+	ticks, err := procTicks(pid)
+	return time.Duration(ticks) * time.Second / clkTck, err
+}
+
+// procTicks is a process's user + system CPU time from /proc/<pid>/stat, in clock ticks.
+func procTicks(pid int) (int64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
@@ -253,7 +259,7 @@ func procCPU(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return time.Duration(ticks) * time.Second / clkTck, nil
+	return ticks, nil
 }
 
 // clickhouseServerPID finds the clickhouse-server process that listens on dsn's port: among

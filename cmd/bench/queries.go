@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -325,9 +324,10 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 	runtime.ReadMemStats(&own)
 	ownGCs := own.NumGC
 	var cpu0 cpuSample
-	cpuErr := errors.New("not sampled")
+	sampled := false
 	if d.cpu != nil {
-		cpu0, cpuErr = d.cpu()
+		cpu0, err = d.cpu()
+		sampled = err == nil
 	}
 	start := time.Now()
 	for len(lat) < n && (len(lat) == 0 || time.Since(start) < o.maxTime) {
@@ -344,7 +344,7 @@ func (d *dashboard) measure(ctx context.Context, q query, o queryOpts) queryResu
 		lat = append(lat, el)
 		r.Bytes = len(body)
 	}
-	if cpuErr == nil {
+	if sampled {
 		if cpu1, err := d.cpu(); err == nil {
 			r.CPU, r.CPUKnown = cpu1.sharesSince(cpu0)
 		}

@@ -139,15 +139,11 @@ func cpuSampler(node func() int) func() (cpuSample, error) {
 		if err != nil {
 			return cpuSample{}, err
 		}
-		for _, p := range []struct {
-			pid int
-			to  *int64
-		}{{node(), &s.node}, {self, &s.bench}} {
-			d, err := procCPU(p.pid)
-			if err != nil {
-				return cpuSample{}, err
-			}
-			*p.to = int64(d * clkTck / time.Second)
+		if s.node, err = procTicks(node()); err == nil {
+			s.bench, err = procTicks(self)
+		}
+		if err != nil {
+			return cpuSample{}, err
 		}
 		return s, nil
 	}

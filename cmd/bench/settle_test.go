@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,18 @@ func TestWaitSettled(t *testing.T) {
 				t.Fatalf("gave up after %s, before %s", run.Waited, o.Max)
 			}
 		})
+	}
+}
+
+// TestCPUSampler reads this machine's /proc: this process stands for the node too, so both
+// counts are its own (the bench's read just after the node's), and the machine's busy time,
+// since boot, holds far more.
+func TestCPUSampler(t *testing.T) {
+	s, err := cpuSampler(os.Getpid)()
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	if s.bench < s.node || s.bench-s.node > clkTck || s.total <= 0 || s.busy < s.bench || s.busy > s.total {
+		t.Fatalf("%+v", s)
 	}
 }
