@@ -118,6 +118,8 @@ type results struct {
 	badgerWhy      string
 	chPart         *insertCost
 	chWhy          string
+	floor          *floorCost // loadgen against a receiver that only reads the bodies
+	floorWhy       string
 	embedded       *e2e
 	production     *e2e
 	productionWhy  string
@@ -144,6 +146,28 @@ type e2e struct {
 	// halfCPUWait is how long the node's goroutines waited for a CPU once ready to run,
 	// during the half-rate run (one summary; none when the node does not export it).
 	halfCPUWait []stageSummary
+	// cpu is where the machine's CPU went during the flat-out run (nil when unread).
+	cpu *machineCPU
+	// spool is the spool alone at the half-rate run's request rate, once the node stopped
+	// (nil when it failed; spoolWhy says why).
+	spool    *pacedAppend
+	spoolWhy string
+}
+
+// measureSpoolAlone fills e.spool: the spool alone at e's half rate, for d.
+func measureSpoolAlone(ctx context.Context, c config, corp *corpus, e *e2e, d time.Duration) error {
+	step(fmt.Sprintf("the spool alone at the half rate, %.1f appends/s", e.half.BatchesPerSec))
+	var err error
+	if e.spool, err = measurePacedAppend(ctx, corp, e.half.BatchesPerSec, d, c.concurrency); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		e.spoolWhy = "failed: " + err.Error()
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return nil
+	}
+	fmt.Printf("%d appends: p50 %.2f p90 %.2f p99 %.2f ms\n", e.spool.Appends, msf(e.spool.P50), msf(e.spool.P90), msf(e.spool.P99))
+	return nil
 }
 
 // summary is the part of loadgen's -json output the table uses.
@@ -156,6 +180,8 @@ type summary struct {
 	Latency       latency          `json:"latency_ms"`
 	BySize        []sizeLatency    `json:"latency_by_size"`
 	Status        map[string]int64 `json:"status"`
+	// CPU is loadgen's own user + system time (its rusage), not part of its output.
+	CPU time.Duration `json:"-"`
 }
 
 type latency struct {
@@ -235,9 +261,24 @@ func bench(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	spoolFor := time.Duration(min(c.seconds, 20)) * time.Second // the spool alone at each half rate
+	step("floor: loadgen flat out against a receiver that only reads each body and answers 202")
+	if r.floor, err = measureFloor(ctx, c, root, lgBin, 2*partsFor); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		r.floorWhy = "failed: " + err.Error()
+		fmt.Fprintln(os.Stderr, "bench: floor:", err)
+	} else {
+		fmt.Printf("%s items/s; loadgen %.2f µs and the receiver %.2f µs of CPU per item\n", thousands(r.floor.Run.ItemsPerSec),
+			r.floor.loadgenPerItem(), r.floor.receiverPerItem())
+	}
 
 	step("(b) end to end, embedded store")
 	if r.embedded, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "embedded", nil, openBadgerSink); err != nil {
+		return err
+	}
+	if err := measureSpoolAlone(ctx, c, corp, r.embedded, spoolFor); err != nil {
 		return err
 	}
 	cpuProf := filepath.Join(out, "embedded-cpu.pprof")
@@ -257,6 +298,9 @@ func bench(ctx context.Context, c config) error {
 		chVersion = clickhouseVersion(ctx, chDSN)
 		if r.production, err = endToEnd(ctx, c, corp, root, svcBin, lgBin, out, "production",
 			[]string{"SVC_CLICKHOUSE_DSN=" + chDSN, "SVC_POSTGRES_DSN=" + pgDSN}, clickHouseSink(chDSN)); err != nil {
+			return err
+		}
+		if err := measureSpoolAlone(ctx, c, corp, r.production, spoolFor); err != nil {
 			return err
 		}
 	}
@@ -430,6 +474,17 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	if err != nil {
 		return nil, err
 	}
+	serverPID := 0 // a ClickHouse server on this machine, whose CPU the flat-out run counts
+	for _, kv := range storeEnv {
+		if dsn, ok := strings.CutPrefix(kv, "SVC_CLICKHOUSE_DSN="); ok {
+			if pid, err := clickhouseServerPID(dsn); err == nil {
+				serverPID = pid
+			} else {
+				fmt.Fprintln(os.Stderr, "bench: the ClickHouse server's CPU is not counted:", err)
+			}
+		}
+	}
+	m0, srv0, m0Err := machineSample(n.cmd.Process.Pid, serverPID)
 	sendStart := time.Now()
 	fmt.Printf("flat out, %d s, %d workers\n", c.seconds, c.concurrency)
 	if e.full, err = loadgen(0); err != nil {
@@ -437,6 +492,15 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return nil, err
 	}
 	ran := time.Since(sendStart)
+	if m1, srv1, err := machineSample(n.cmd.Process.Pid, serverPID); err == nil && m0Err == nil {
+		e.cpu = &machineCPU{Busy: m1.busy - m0.busy, Total: m1.total - m0.total, Node: m1.node - m0.node,
+			Server: srv1 - srv0, ServerKnown: serverPID != 0, Loadgen: e.full.CPU, Items: e.full.Items}
+		if sp, ok := e.cpu.split(); ok {
+			fmt.Println("CPU per item flat out:", sp.String(e.cpu.ServerKnown))
+		}
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: the flat-out run's CPU is not counted:", errors.Join(m0Err, err))
+	}
 	after, err := nodeMetrics(ctx, n, adminToken)
 	if err != nil {
 		<-profErr
@@ -522,8 +586,13 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 // runLoadgen runs loadgen with args (which ask for -json) against a node and returns its
 // summary. Failed requests are reported in the table, not fatal: only a missing summary is.
 func runLoadgen(ctx context.Context, root, lgBin string, args ...string) (summary, error) {
-	b, runErr := output(ctx, root, baseEnv(), lgBin, args...)
+	cmd := command(ctx, root, baseEnv(), lgBin, args...)
+	cmd.Stderr = os.Stderr
+	b, runErr := cmd.Output()
 	var s summary
+	if st := cmd.ProcessState; st != nil {
+		s.CPU = st.UserTime() + st.SystemTime()
+	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("loadgen summary: %w (run: %v)", err, runErr)
 	}

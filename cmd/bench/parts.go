@@ -44,20 +44,35 @@ type insertCost struct {
 	Server    bool          // ServerCPU was measured (a server store)
 }
 
+// tempSpool opens a spool in a fresh temporary directory; done removes the directory.
+func tempSpool() (sp *spool.Spool, done func(), err error) {
+	dir, err := os.MkdirTemp("", "svc-bench-spool-")
+	if err != nil {
+		return nil, nil, err
+	}
+	if sp, _, err = spool.Open(dir, spool.Options{}); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return sp, func() { os.RemoveAll(dir) }, nil
+}
+
+// record makes rec writer w's i-th append: the corpus's bodies round-robin, a request id of
+// its own.
+func (c *corpus) record(rec *spool.Record, w, i int) {
+	rec.RequestID, rec.Body = uuid.UUID{byte(w), byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}, c.bodies[i%len(c.bodies)]
+}
+
 // measureAppend appends the corpus's bodies round-robin to a fresh spool in a temporary
 // directory with writers concurrent writers for d, acknowledging each record once written (as
 // the flushers do, so segments are deleted as they would be), and returns the process's CPU
 // time over it. The fdatasync's wait is not CPU; the syscalls' kernel time is.
 func measureAppend(c *corpus, d time.Duration, writers int) (*appendCost, error) {
-	dir, err := os.MkdirTemp("", "svc-bench-spool-")
+	sp, done, err := tempSpool()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	sp, _, err := spool.Open(dir, spool.Options{})
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	app := uuid.New()
 	var appends atomic.Int64
 	errs := make(chan error, writers)
@@ -71,8 +86,7 @@ func measureAppend(c *corpus, d time.Duration, writers int) (*appendCost, error)
 			defer wg.Done()
 			rec := spool.Record{AppID: app, Kind: 1}
 			for i := w; time.Now().Before(deadline); i++ {
-				k := i % len(c.bodies)
-				rec.RequestID, rec.Body = uuid.UUID{byte(w), byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}, c.bodies[k]
+				c.record(&rec, w, i)
 				if err := sp.Append(&rec); err != nil {
 					errs <- err
 					return
@@ -94,6 +108,74 @@ func measureAppend(c *corpus, d time.Duration, writers int) (*appendCost, error)
 		return nil, closeErr
 	}
 	return &appendCost{Appends: appends.Load(), Writers: writers, Wall: wall, CPU: cpu, ItemsPerReq: c.itemsPerRequest()}, nil
+}
+
+// pacedAppend is the spool alone at a request rate: what a durable acknowledgement waits for
+// at least, with no decode, no store and no other request next to it.
+type pacedAppend struct {
+	Rate          float64 // appends started per second
+	Writers       int
+	Appends       int
+	P50, P90, P99 time.Duration // of one Append, from its start to its return
+}
+
+// measurePacedAppend starts rate appends a second of the corpus's bodies on a fresh spool in a
+// temporary directory for d, each taken by the first of writers goroutines that is free (as
+// request goroutines are), and returns the percentiles of the appends' latencies. An append
+// waits for the group sync in flight, if any, then for its own.
+func measurePacedAppend(ctx context.Context, c *corpus, rate float64, d time.Duration, writers int) (*pacedAppend, error) {
+	if rate <= 0 {
+		return nil, errors.New("paced append: no rate")
+	}
+	sp, done, err := tempSpool()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	app := uuid.New()
+	jobs := make(chan int, writers)
+	lat := make([][]time.Duration, writers)
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() { // ends when jobs is closed or on the first error
+			defer wg.Done()
+			rec := spool.Record{AppID: app, Kind: 1}
+			for i := range jobs {
+				c.record(&rec, w, i)
+				t0 := time.Now()
+				if err := sp.Append(&rec); err != nil {
+					errs <- err
+					for range jobs { // let the sender finish
+					}
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+				sp.Ack(rec.Seq, len(rec.Body))
+			}
+		}()
+	}
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	deadline := time.Now().Add(d)
+	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		<-tick.C
+		jobs <- i
+	}
+	tick.Stop()
+	close(jobs)
+	wg.Wait()
+	closeErr := sp.Close()
+	close(errs)
+	if err := errors.Join(<-errs, closeErr, ctx.Err()); err != nil {
+		return nil, fmt.Errorf("paced append: %w", err)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	return &pacedAppend{Rate: rate, Writers: writers, Appends: len(all),
+		P50: Percentile(all, 0.5), P90: Percentile(all, 0.9), P99: Percentile(all, 0.99)}, nil
 }
 
 // rowWriter is the part of sinks.EventStore an insert measurement uses.

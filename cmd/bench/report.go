@@ -305,6 +305,14 @@ func buildRows(r results) []Row {
 	}
 	insertRow("embedded (Badger)", r.badgerPart, r.badgerWhy)
 	insertRow("ClickHouse", r.chPart, r.chWhy)
+	floorFig := "floor: loadgen flat out against a receiver that only reads each body and answers 202 (no decode, no spool, no store)"
+	if f := r.floor; f != nil {
+		rows = append(rows, Row{Figure: floorFig,
+			Value: fmt.Sprintf("%s items/s, %s requests/s by %d workers; CPU per item: loadgen %.2f µs, the receiver %.2f µs",
+				thousands(f.Run.ItemsPerSec), thousands(f.Run.BatchesPerSec), f.Workers, f.loadgenPerItem(), f.receiverPerItem())})
+	} else {
+		rows = append(rows, Row{Figure: floorFig, Value: dash(r.floorWhy)})
+	}
 
 	store := func(tag, name string, e *e2e, why string, target float64, insert *insertCost, insertName string) {
 		if e == nil {
@@ -316,6 +324,10 @@ func buildRows(r results) []Row {
 			Row{Figure: tag + " " + name + ", flat out", Value: e2eValue(e.full) + storedValue(e),
 				Target: "≥ " + thousands(target) + " items/s", Verdict: atLeast(e.sustained(), target)},
 			Row{Figure: tag + " " + name + ", half rate", Value: e2eValue(e.half)})
+		if sp, ok := e.cpu.split(); ok {
+			rows = append(rows, Row{Figure: tag + " " + name + ", flat out, where the machine's CPU went per item acknowledged",
+				Value: sp.String(e.cpu.ServerKnown)})
+		}
 		p99, reqs, ok := sizeP99(e.half, "50-149")
 		if ok {
 			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, p99 of 50–149-item batches",
@@ -323,6 +335,14 @@ func buildRows(r results) []Row {
 		} else {
 			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, p99 of 50–149-item batches",
 				Value: "no such batches acknowledged", Target: fmt.Sprintf("< %d ms", targetP99ms), Verdict: "–"})
+		}
+		if sp := e.spool; sp != nil {
+			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, the spool alone at the same request rate (the node stopped): one durable append",
+				Value: fmt.Sprintf("p50 %.2f / p90 %.2f / p99 %.2f ms (%s appends at %.1f/s by %d writers: each waits for the group sync in flight, then its own)",
+					msf(sp.P50), msf(sp.P90), msf(sp.P99), thousands(float64(sp.Appends)), sp.Rate, sp.Writers)})
+		} else if e.spoolWhy != "" {
+			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, the spool alone at the same request rate (the node stopped): one durable append",
+				Value: e.spoolWhy})
 		}
 		if len(e.halfStages) > 0 {
 			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, where PUT /events spends its time (stage mean / p99, ms)",
@@ -354,6 +374,13 @@ func buildRows(r results) []Row {
 			Value: fmt.Sprintf("%.3f (Σ = %.2f decode + %.2f append + %.2f %s insert = %.2f µs CPU per item → ceiling %s items/s)",
 				ratio, decodeUs, appendUs, insertUs, insertName, decodeUs+appendUs+insertUs, thousands(pc)),
 			Target: tgt, Verdict: atLeast(ratio, targetEfficiency)})
+		sum := decodeUs + appendUs + insertUs
+		lg, rcv := r.floor.loadgenPerItem(), r.floor.receiverPerItem()
+		if top, perCore := EfficiencyCeiling(sum, lg, rcv); top > 0 {
+			rows = append(rows, Row{Figure: tag + " pipeline efficiency's ceiling, " + name + ", with loadgen on the same cores: Σ ÷ (Σ + loadgen + receiving)",
+				Value: fmt.Sprintf("%.3f (%.2f ÷ (%.2f + %.2f loadgen + %.2f receiving, the floor's figures) → at most %s items/s on %d cores; %.2f needs loadgen + receiving ≤ Σ × %.2f = %.2f µs per item, before the node's own work past the parts)",
+					top, sum, sum, lg, rcv, thousands(perCore*cores), cores, targetEfficiency, (1-targetEfficiency)/targetEfficiency, sum*(1-targetEfficiency)/targetEfficiency)})
+		}
 	}
 	store("(b)", "embedded store", r.embedded, "", targetEmbedded, r.badgerPart, "Badger")
 	store("(c)", "ClickHouse + PostgreSQL", r.production, r.productionWhy, targetProduction, r.chPart, "ClickHouse")
@@ -550,6 +577,13 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
 - **pipeline efficiency**: that rate ÷ (2 cores ÷ Σ parts), the parts being decode + validate
   (a), the durable append and the store insert measured in isolation as CPU per item: ≥ 0.75 on
   both setups, i.e. the node spends at most a third more than the irreducible work.
+- **where the CPU went, and the ceiling with loadgen on the same cores**: each flat-out run
+  says how many µs of CPU per acknowledged item the node, loadgen (its rusage), the ClickHouse
+  server and everything else (/proc/stat's busy time minus those) used, and how much was
+  idle. The floor row runs loadgen flat out against a receiver in the bench that only reads
+  each body and answers 202: what loadgen and the least of any HTTP service cost per item.
+  Neither is a part, so the efficiency can be at most Σ ÷ (Σ + loadgen + receiving) before the
+  node does anything of its own; that ceiling's row shows it and what 0.75 would leave for them.
 - **p99 of 50–149-item batches**: loadgen paced at half the flat-out request rate; the 99th
   percentile of the time to acknowledge its requests of 50 to 149 items: < 10 ms, both setups.
 - **crash groups / journey from the store** (d): the dashboard API asked with

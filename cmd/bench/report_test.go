@@ -112,9 +112,14 @@ func TestBuildRows(t *testing.T) {
 		appendPart: &appendCost{Appends: 1000, Writers: 8, Wall: time.Second, CPU: 50 * time.Millisecond, ItemsPerReq: 50}, // 1 µs/item
 		badgerPart: &insertCost{Rows: 100_000, Batch: 10_000, Wall: time.Second, CPU: 900 * time.Millisecond},              // 9 µs/row
 		chWhy:      "failed: no clickhouse-server process",
+		// 1M items: loadgen 5 µs and the receiver 2 µs per item.
+		floor: &floorCost{Run: summary{Items: 1_000_000, ItemsPerSec: 100_000, BatchesPerSec: 1_639}, Workers: 8, Loadgen: 5 * time.Second, Receiver: 2 * time.Second},
 		embedded: &e2e{
-			full: summary{ItemsPerSec: 20_000, BatchesPerSec: 338, Latency: latency{P50: 11, P90: 57, P99: 163}},
-			half: summary{ItemsPerSec: 10_000, BatchesPerSec: 169, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}},
+			// 300k items in 15 s on 2 cores (3,000 ticks, 2,700 busy): node 1,800 ticks = 60 µs per item.
+			cpu:   &machineCPU{Busy: 2_700, Total: 3_000, Node: 1_800, Loadgen: 6 * time.Second, Items: 300_000},
+			spool: &pacedAppend{Rate: 169.2, Writers: 8, Appends: 3_384, P50: ms(0.6), P90: ms(1.2), P99: ms(4.25)},
+			full:  summary{ItemsPerSec: 20_000, BatchesPerSec: 338, Latency: latency{P50: 11, P90: 57, P99: 163}},
+			half:  summary{ItemsPerSec: 10_000, BatchesPerSec: 169, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}},
 			queries: &queryRun{Events: 500_000, Window: "7 days: default (the last 7 UTC days)",
 				Settle: settleRun{Waited: 42 * time.Second, First: cpuShares{Node: 0.3, Others: 0.93}, Last: cpuShares{Node: 0.01, Bench: 0.005, Others: 0.04}, Settled: true}, Queries: []queryResult{
 					{query: dashboardQueries[0], Requests: 300, P50: ms(0.3), P95: ms(0.5), P99: ms(0.8), Bytes: 2253},
@@ -138,6 +143,10 @@ func TestBuildRows(t *testing.T) {
 		"| (b) embedded store, flat out | 20,000 items/s, 338 batches/s; p50 11.0 / p90 57.0 / p99 163.0 ms | ≥ 60,000 items/s | no (3.0× short) |",
 		"| (b) embedded store, half rate, p99 of 50–149-item batches | 50.0 ms (40 requests) | < 10 ms | no (5.0× over) |",
 		"| (b)/(a) embedded store ÷ decode ceiling | 0.100 | – | – |",
+		"| (b) embedded store, half rate, the spool alone at the same request rate (the node stopped): one durable append | p50 0.60 / p90 1.20 / p99 4.25 ms (3,384 appends at 169.2/s by 8 writers: each waits for the group sync in flight, then its own) | – | – |",
+		"| floor: loadgen flat out against a receiver that only reads each body and answers 202 (no decode, no spool, no store) | 100,000 items/s, 1,639 requests/s by 8 workers; CPU per item: loadgen 5.00 µs, the receiver 2.00 µs |",
+		"| (b) embedded store, flat out, where the machine's CPU went per item acknowledged | node 60.0 + loadgen 20.0 + everything else (other processes, the kernel's own threads) 10.0 = 90.0 µs of CPU per item; idle 10.0 (the machine 1.80 of 2 cores busy) |",
+		"| (b) pipeline efficiency's ceiling, embedded store, with loadgen on the same cores: Σ ÷ (Σ + loadgen + receiving) | 0.741 (20.00 ÷ (20.00 + 5.00 loadgen + 2.00 receiving, the floor's figures) → at most 74,074 items/s on 2 cores; 0.75 needs loadgen + receiving ≤ Σ × 0.33 = 6.67 µs per item, before the node's own work past the parts) |",
 		"| (b) pipeline efficiency, embedded store: end to end ÷ (2 cores ÷ Σ parts) | 0.200 (Σ = 10.00 decode + 1.00 append + 9.00 Badger insert = 20.00 µs CPU per item → ceiling 100,000 items/s) | ≥ 0.75 | no (3.8× short) |",
 		"| (c) ClickHouse + PostgreSQL, flat out | skipped: run under make bench |",
 		"| (d) embedded, events in the store | 500,000 (usage API); windows 7 days: default (the last 7 UTC days); timed once other processes had settled: 42 s waited (first second: node 30 %, bench 0 %, other processes 93 % of the machine's CPUs; last: node 1 %, bench 0 %, other processes 4 % of the machine's CPUs) | – | – |",
