@@ -27,6 +27,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,6 +153,48 @@ type e2e struct {
 	// (nil when it failed; spoolWhy says why).
 	spool    *pacedAppend
 	spoolWhy string
+	// tail is what the half-rate requests spent their time on, from an execution trace of
+	// the node taken during a second, shorter run at that rate.
+	tail    *tailSplit
+	tailWhy string
+}
+
+// traceSeconds is the length of the half-rate execution trace; the run around it lasts
+// 2 s longer on each side.
+const traceSeconds = 6
+
+// traceHalfRate runs loadgen at rate for traceSeconds + 4 s and takes an execution trace of the
+// node (its admin /debug/pprof/trace) from 2 s in, then splits the time of the traced PUT
+// /events requests. Tracing costs the node CPU, so the measured half-rate run is not traced.
+func traceHalfRate(ctx context.Context, n *node, adminToken, out, label string, rate float64,
+	loadgen func(rate float64, seconds int) (summary, error)) (*tailSplit, error) {
+	fmt.Printf("half rate again for %d s, with an execution trace of %d s\n", traceSeconds+4, traceSeconds)
+	path := filepath.Join(out, label+"-halfrate.trace")
+	got := make(chan error, 1)
+	go func() { // ends when the fetch does (bounded by the client's timeout)
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			got <- ctx.Err()
+			return
+		}
+		got <- fetch(ctx, "http://"+n.admin+"/debug/pprof/trace?seconds="+strconv.Itoa(traceSeconds), adminToken, path)
+	}()
+	_, lerr := loadgen(rate, traceSeconds+4)
+	if err := errors.Join(<-got, lerr); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	split, err := analyzeTail(bufio.NewReader(f), "ingest.(*Events).ServeHTTP", targetP99ms*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("traced %d requests, p99 %.1f ms; slow ones: %s\n", split.Requests, millisD(split.P99), split.Slow)
+	return split, nil
 }
 
 // measureSpoolAlone fills e.spool: the spool alone at e's half rate, for d.
@@ -429,9 +472,9 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return nil, err
 	}
 
-	loadgen := func(rate float64) (summary, error) {
+	loadgen := func(rate float64, seconds int) (summary, error) {
 		args := []string{"-url", "http://" + n.addr, "-key", a["api_key"], "-concurrency", strconv.Itoa(c.concurrency),
-			"-duration", strconv.Itoa(c.seconds) + "s", "-json", "-progress", "0"}
+			"-duration", strconv.Itoa(seconds) + "s", "-json", "-progress", "0"}
 		if rate > 0 {
 			args = append(args, "-rate", strconv.FormatFloat(rate, 'f', 1, 64))
 		}
@@ -487,7 +530,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	m0, srv0, m0Err := machineSample(n.cmd.Process.Pid, serverPID)
 	sendStart := time.Now()
 	fmt.Printf("flat out, %d s, %d workers\n", c.seconds, c.concurrency)
-	if e.full, err = loadgen(0); err != nil {
+	if e.full, err = loadgen(0, c.seconds); err != nil {
 		<-profErr
 		return nil, err
 	}
@@ -535,7 +578,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	if before, err = nodeMetrics(ctx, n, adminToken); err != nil {
 		return nil, err
 	}
-	if e.half, err = loadgen(half); err != nil {
+	if e.half, err = loadgen(half, c.seconds); err != nil {
 		return nil, err
 	}
 	if after, err = nodeMetrics(ctx, n, adminToken); err != nil {
@@ -544,6 +587,13 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	e.halfStages = stagesBetween(parseStages(before), parseStages(after))
 	e.halfCPUWait = stagesBetween(histograms(before, schedLatencies, ""), histograms(after, schedLatencies, ""))
 	fmt.Printf("PUT /events stages, mean / p99 ms: %s\n", stagesValue(e.halfStages))
+	if e.tail, err = traceHalfRate(ctx, n, adminToken, out, label, half, loadgen); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		e.tailWhy = "failed: " + err.Error()
+		fmt.Fprintln(os.Stderr, "bench: half-rate trace:", err)
+	}
 	if c.skipQueries {
 		return &e, nil
 	}

@@ -348,6 +348,15 @@ func buildRows(r results) []Row {
 			rows = append(rows, Row{Figure: tag + " " + name + ", half rate, where PUT /events spends its time (stage mean / p99, ms)",
 				Value: stagesValue(e.halfStages)})
 		}
+		tailFig := tag + " " + name + ", half rate, what the requests of 10 ms or more spent their time on (an execution trace of the node in a second run at that rate)"
+		if t := e.tail; t != nil {
+			rows = append(rows, Row{Figure: tailFig,
+				Value: fmt.Sprintf("%s of %s traced requests in %.0f s (server-side p50 %.2f / p99 %.2f ms), %s; the other %s, %s",
+					thousands(float64(t.Slow.N)), thousands(float64(t.Requests)), t.TraceSeconds, millisD(t.P50), millisD(t.P99), t.Slow,
+					thousands(float64(t.Fast.N)), t.Fast)})
+		} else if e.tailWhy != "" {
+			rows = append(rows, Row{Figure: tailFig, Value: e.tailWhy})
+		}
 		if len(e.halfCPUWait) > 0 {
 			w := e.halfCPUWait[0]
 			at := "≤"
@@ -586,6 +595,13 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   node does anything of its own; that ceiling's row shows it and what 0.75 would leave for them.
 - **p99 of 50–149-item batches**: loadgen paced at half the flat-out request rate; the 99th
   percentile of the time to acknowledge its requests of 50 to 149 items: < 10 ms, both setups.
+  Two rows say what that time is made of. The spool alone, at the same request rate once the
+  node has stopped, is what a durable acknowledgement waits for at least. A second, shorter
+  run at the half rate with an execution trace of the node (6 s, its admin
+  /debug/pprof/trace; the measured run is not traced, as tracing costs CPU) follows each PUT
+  /events on its connection's goroutine, from its first bytes to the wait for the next
+  request, and sums for those of 10 ms or more how long they ran, waited for a CPU once
+  runnable, were in system calls and were blocked, and on what.
 - **crash groups / journey from the store** (d): the dashboard API asked with
   ` + "`Svc-Answer-From: store`" + ` on a store holding 10M events of the app: the crash group list over
   the last 7 days (the default window) and 30 days (explicit from/to) < 150 ms p95, the journey

@@ -118,8 +118,12 @@ func TestBuildRows(t *testing.T) {
 			// 300k items in 15 s on 2 cores (3,000 ticks, 2,700 busy): node 1,800 ticks = 60 µs per item.
 			cpu:   &machineCPU{Busy: 2_700, Total: 3_000, Node: 1_800, Loadgen: 6 * time.Second, Items: 300_000},
 			spool: &pacedAppend{Rate: 169.2, Writers: 8, Appends: 3_384, P50: ms(0.6), P90: ms(1.2), P99: ms(4.25)},
-			full:  summary{ItemsPerSec: 20_000, BatchesPerSec: 338, Latency: latency{P50: 11, P90: 57, P99: 163}},
-			half:  summary{ItemsPerSec: 10_000, BatchesPerSec: 169, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}},
+			tail: &tailSplit{Requests: 1_000, P50: ms(2), P99: ms(30), TraceSeconds: 6,
+				Slow: tailPart{N: 40, Mean: ms(20), Running: ms(3), Runnable: ms(9), Syscal: ms(0.5),
+					Blocked: []blockedOn{{"the spool's group sync", ms(5)}, {"session actors' replies", ms(2)}}},
+				Fast: tailPart{N: 960, Mean: ms(2.5), Running: ms(1), Runnable: ms(0.2), Syscal: ms(0.2)}},
+			full: summary{ItemsPerSec: 20_000, BatchesPerSec: 338, Latency: latency{P50: 11, P90: 57, P99: 163}},
+			half: summary{ItemsPerSec: 10_000, BatchesPerSec: 169, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}},
 			queries: &queryRun{Events: 500_000, Window: "7 days: default (the last 7 UTC days)",
 				Settle: settleRun{Waited: 42 * time.Second, First: cpuShares{Node: 0.3, Others: 0.93}, Last: cpuShares{Node: 0.01, Bench: 0.005, Others: 0.04}, Settled: true}, Queries: []queryResult{
 					{query: dashboardQueries[0], Requests: 300, P50: ms(0.3), P95: ms(0.5), P99: ms(0.8), Bytes: 2253},
@@ -143,6 +147,7 @@ func TestBuildRows(t *testing.T) {
 		"| (b) embedded store, flat out | 20,000 items/s, 338 batches/s; p50 11.0 / p90 57.0 / p99 163.0 ms | ≥ 60,000 items/s | no (3.0× short) |",
 		"| (b) embedded store, half rate, p99 of 50–149-item batches | 50.0 ms (40 requests) | < 10 ms | no (5.0× over) |",
 		"| (b)/(a) embedded store ÷ decode ceiling | 0.100 | – | – |",
+		"| (b) embedded store, half rate, what the requests of 10 ms or more spent their time on (an execution trace of the node in a second run at that rate) | 40 of 1,000 traced requests in 6 s (server-side p50 2.00 / p99 30.00 ms), mean 20.00 ms: running 3.00, waiting for a CPU 9.00, in system calls 0.50, blocked on the spool's group sync 5.00, blocked on session actors' replies 2.00 ms; the other 960, mean 2.50 ms: running 1.00, waiting for a CPU 0.20, in system calls 0.20 ms | – | – |",
 		"| (b) embedded store, half rate, the spool alone at the same request rate (the node stopped): one durable append | p50 0.60 / p90 1.20 / p99 4.25 ms (3,384 appends at 169.2/s by 8 writers: each waits for the group sync in flight, then its own) | – | – |",
 		"| floor: loadgen flat out against a receiver that only reads each body and answers 202 (no decode, no spool, no store) | 100,000 items/s, 1,639 requests/s by 8 workers; CPU per item: loadgen 5.00 µs, the receiver 2.00 µs |",
 		"| (b) embedded store, flat out, where the machine's CPU went per item acknowledged | node 60.0 + loadgen 20.0 + everything else (other processes, the kernel's own threads) 10.0 = 90.0 µs of CPU per item; idle 10.0 (the machine 1.80 of 2 cores busy) |",
