@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +29,7 @@ type floorCost struct {
 	Run      summary
 	Workers  int           // loadgen's
 	Loadgen  time.Duration // loadgen's user + system CPU (its rusage)
-	Receiver time.Duration // this process's CPU during the run, the receiver's
+	Receiver time.Duration // the receiver process's CPU during the run
 	Bodies   int64         // request bodies the receiver read in full
 	Bytes    int64
 }
@@ -85,35 +88,98 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, floorAnswer)
 }
 
-// measureFloor serves a receiver on a loopback port and runs loadgen flat out against it for d
-// with the workers of the end-to-end runs.
-func measureFloor(ctx context.Context, c config, root, lgBin string, d time.Duration) (*floorCost, error) {
+// serveFloor is the floor's receiver process (bench -floor-receiver): it serves a receiver on
+// a loopback port, writes "listening ADDR" to out, and once in closes (its parent is done or
+// gone) writes "bodies N bytes M" and returns.
+func serveFloor(in io.Reader, out io.Writer) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rc := &receiver{}
 	srv := &http.Server{Handler: rc, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }() // ends with Shutdown below
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
-	}()
-	secs := max(1, int(d.Round(time.Second)/time.Second))
-	cpu0 := cpuTime()
-	s, err := runLoadgen(ctx, root, lgBin, "-url", "http://"+ln.Addr().String(), "-key", "floor",
-		"-concurrency", strconv.Itoa(c.concurrency), "-duration", strconv.Itoa(secs)+"s", "-json", "-progress", "0")
-	cpu := cpuTime() - cpu0
+	if _, err := fmt.Fprintf(out, "listening %s\n", ln.Addr()); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	_, _ = io.Copy(io.Discard, in)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if _, werr := fmt.Fprintf(out, "bodies %d bytes %d\n", rc.bodies.Load(), rc.bytes.Load()); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	return err
+}
+
+// measureFloor starts the receiver as a process of its own (this binary with -floor-receiver,
+// so that its CPU is the receiver's alone: /proc/<pid>/stat) and runs loadgen flat out against
+// it for d with the workers of the end-to-end runs.
+func measureFloor(ctx context.Context, c config, root, lgBin string, d time.Duration) (*floorCost, error) {
+	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	if s.Items == 0 || s.Failed > 0 {
-		return nil, fmt.Errorf("floor: loadgen acknowledged %d items, %d requests failed", s.Items, s.Failed)
+	cmd := command(ctx, root, os.Environ(), self, "-floor-receiver")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
 	}
-	return &floorCost{Run: s, Workers: c.concurrency, Loadgen: s.CPU, Receiver: cpu, Bodies: rc.bodies.Load(), Bytes: rc.bytes.Load()}, nil
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }() // an early return stops the receiver
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		return nil, fmt.Errorf("floor receiver: no address (%v)", lines.Err())
+	}
+	addr, ok := strings.CutPrefix(lines.Text(), "listening ")
+	if !ok {
+		return nil, fmt.Errorf("floor receiver: %q", lines.Text())
+	}
+	pid := cmd.Process.Pid
+	t0, err := procTicks(pid)
+	if err != nil {
+		return nil, err
+	}
+	secs := max(1, int(d.Round(time.Second)/time.Second))
+	s, err := runLoadgen(ctx, root, lgBin, "-url", "http://"+addr, "-key", "floor",
+		"-concurrency", strconv.Itoa(c.concurrency), "-duration", strconv.Itoa(secs)+"s", "-json", "-progress", "0")
+	if err != nil {
+		return nil, err
+	}
+	t1, err := procTicks(pid)
+	if err != nil {
+		return nil, err
+	}
+	if err := stdin.Close(); err != nil {
+		return nil, err
+	}
+	var bodies, bytes int64
+	if !lines.Scan() {
+		return nil, fmt.Errorf("floor receiver: no count (%v)", lines.Err())
+	}
+	if _, err := fmt.Sscanf(lines.Text(), "bodies %d bytes %d", &bodies, &bytes); err != nil {
+		return nil, fmt.Errorf("floor receiver: %q: %w", lines.Text(), err)
+	}
+	switch {
+	case s.Items == 0 || s.Failed > 0:
+		return nil, fmt.Errorf("floor: loadgen acknowledged %d items, %d requests failed", s.Items, s.Failed)
+	case bodies < s.Requests: // more when the client resent a request on a fresh connection
+		return nil, fmt.Errorf("floor: loadgen sent %d requests, the receiver read %d bodies", s.Requests, bodies)
+	}
+	return &floorCost{Run: s, Workers: c.concurrency, Loadgen: s.CPU,
+		Receiver: time.Duration(t1-t0) * time.Second / clkTck, Bodies: bodies, Bytes: bytes}, nil
 }
 
 // machineCPU is where the machine's CPU went during a flat-out run: /proc/stat's ticks, the
@@ -124,6 +190,10 @@ type machineCPU struct {
 	ServerKnown  bool  // a ClickHouse server on this machine was measured
 	Loadgen      time.Duration
 	Items        int64 // items loadgen had acknowledged
+	// DrainNode is the node's ticks from loadgen's end until the store had taken what the
+	// spool still held then (Drain): work for the same items, outside the window above.
+	DrainNode int64
+	Drain     time.Duration
 }
 
 // machineSample reads the machine's and the processes' ticks; serverPID 0 leaves the server out.
@@ -151,6 +221,8 @@ func machineSample(nodePID, serverPID int) (cpuSample, int64, error) {
 // cpuSplit is machineCPU in µs of CPU per acknowledged item.
 type cpuSplit struct {
 	Node, Loadgen, Server, Others, Idle float64
+	NodeDrain                           float64 // the node's after loadgen stopped (DrainNode)
+	DrainSeconds                        float64
 	Cores                               float64 // the machine's busy CPUs on average
 }
 
@@ -162,7 +234,8 @@ func (m *machineCPU) split() (cpuSplit, bool) {
 	per := func(ticks float64) float64 { return ticks * tick / float64(m.Items) }
 	lg := float64(m.Loadgen.Microseconds()) / tick // in ticks
 	s := cpuSplit{Node: per(float64(m.Node)), Loadgen: per(lg), Server: per(float64(m.Server)),
-		Idle: per(float64(m.Total - m.Busy)), Cores: float64(cores) * float64(m.Busy) / float64(m.Total)}
+		Idle: per(float64(m.Total - m.Busy)), NodeDrain: per(float64(m.DrainNode)), DrainSeconds: m.Drain.Seconds(),
+		Cores: float64(runtime.NumCPU()) * float64(m.Busy) / float64(m.Total)}
 	// Loadgen's rusage is exact and the tick counts are not: what is left may round below 0.
 	s.Others = max(0, per(float64(m.Busy-m.Node-m.Server)-lg))
 	return s, true
@@ -173,8 +246,12 @@ func (s cpuSplit) String(serverKnown bool) string {
 	if serverKnown {
 		v += fmt.Sprintf(" + ClickHouse server %.1f", s.Server)
 	}
-	v += fmt.Sprintf(" + everything else (other processes, the kernel's own threads) %.1f = %.1f µs of CPU per item; idle %.1f (the machine %.2f of %d cores busy)",
-		s.Others, s.Node+s.Loadgen+s.Server+s.Others, s.Idle, s.Cores, cores)
+	v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f = %.1f µs of CPU per item; idle %.1f (the machine %.2f of %d CPUs busy)",
+		s.Others, s.Node+s.Loadgen+s.Server+s.Others, s.Idle, s.Cores, runtime.NumCPU())
+	if s.NodeDrain > 0 {
+		v += fmt.Sprintf("; once loadgen stopped, the node spent %.1f µs more per item in the %.1f s its store took for what the spool still held",
+			s.NodeDrain, s.DrainSeconds)
+	}
 	return v
 }
 

@@ -90,7 +90,15 @@ func run() int {
 	flag.IntVar(&c.query.liveRequests, "live-requests", 3000, "timed requests per live dashboard query")
 	flag.IntVar(&c.query.warmup, "query-warmup", 20, "untimed requests before them")
 	flag.DurationVar(&c.query.maxTime, "query-max-time", 30*time.Second, "a dashboard query stops early, with fewer requests, past this (its untimed warm-up past a quarter of it)")
+	floorReceiver := flag.Bool("floor-receiver", false, "serve the floor's receiver on a loopback port until stdin closes (the bench runs itself so, to count the receiver's CPU alone)")
 	flag.Parse()
+	if *floorReceiver {
+		if err := serveFloor(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: floor receiver:", err)
+			return 1
+		}
+		return 0
+	}
 	if c.query.requests < 1 || c.query.liveRequests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 || c.sessions < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -query-requests, -live-requests and -sessions must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
 		return 2
@@ -147,8 +155,10 @@ type e2e struct {
 	// halfCPUWait is how long the node's goroutines waited for a CPU once ready to run,
 	// during the half-rate run (one summary; none when the node does not export it).
 	halfCPUWait []stageSummary
-	// cpu is where the machine's CPU went during the flat-out run (nil when unread).
-	cpu *machineCPU
+	// cpu is where the machine's CPU went during the flat-out run (nil when unread; cpuWhy
+	// says why).
+	cpu    *machineCPU
+	cpuWhy string
 	// spool is the spool alone at the half-rate run's request rate, once the node stopped
 	// (nil when it failed; spoolWhy says why).
 	spool    *pacedAppend
@@ -180,9 +190,12 @@ func traceHalfRate(ctx context.Context, n *node, adminToken, out, label string, 
 		}
 		got <- fetch(ctx, "http://"+n.admin+"/debug/pprof/trace?seconds="+strconv.Itoa(traceSeconds), adminToken, path)
 	}()
-	_, lerr := loadgen(rate, traceSeconds+4)
+	sum, lerr := loadgen(rate, traceSeconds+4)
 	if err := errors.Join(<-got, lerr); err != nil {
 		return nil, err
+	}
+	if sum.Failed > 0 {
+		return nil, fmt.Errorf("%d of the traced run's requests failed", sum.Failed)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -200,8 +213,17 @@ func traceHalfRate(ctx context.Context, n *node, adminToken, out, label string, 
 // measureSpoolAlone fills e.spool: the spool alone at e's half rate, for d.
 func measureSpoolAlone(ctx context.Context, c config, corp *corpus, e *e2e, d time.Duration) error {
 	step(fmt.Sprintf("the spool alone at the half rate, %.1f appends/s", e.half.BatchesPerSec))
+	// After the queries a ClickHouse still merges the top-up on the same disk: wait for the
+	// other processes as (d) does, and say how they were.
+	o := settleDefault
+	o.Max = 2 * time.Minute
+	self := os.Getpid()
+	settled := waitSettled(ctx, o, cpuSampler(func() int { return self }))
+	fmt.Println(settled)
 	var err error
-	if e.spool, err = measurePacedAppend(ctx, corp, e.half.BatchesPerSec, d, c.concurrency); err != nil {
+	if e.spool, err = measurePacedAppend(ctx, corp, e.half.BatchesPerSec, d, c.concurrency); err == nil {
+		e.spool.Settle = settled
+	} else {
 		if ctx.Err() != nil {
 			return err
 		}
@@ -535,13 +557,16 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		return nil, err
 	}
 	ran := time.Since(sendStart)
+	var m1Node int64 // the node's ticks when loadgen stopped: what it spends after is the backlog's
 	if m1, srv1, err := machineSample(n.cmd.Process.Pid, serverPID); err == nil && m0Err == nil {
+		m1Node = m1.node
 		e.cpu = &machineCPU{Busy: m1.busy - m0.busy, Total: m1.total - m0.total, Node: m1.node - m0.node,
 			Server: srv1 - srv0, ServerKnown: serverPID != 0, Loadgen: e.full.CPU, Items: e.full.Items}
 		if sp, ok := e.cpu.split(); ok {
 			fmt.Println("CPU per item flat out:", sp.String(e.cpu.ServerKnown))
 		}
 	} else {
+		e.cpuWhy = "not measured: " + errors.Join(m0Err, err).Error()
 		fmt.Fprintln(os.Stderr, "bench: the flat-out run's CPU is not counted:", errors.Join(m0Err, err))
 	}
 	after, err := nodeMetrics(ctx, n, adminToken)
@@ -560,6 +585,13 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	if err != nil {
 		<-profErr
 		return nil, err
+	}
+	if e.cpu != nil {
+		if t, err := procTicks(n.cmd.Process.Pid); err == nil {
+			e.cpu.DrainNode, e.cpu.Drain = t-m1Node, drain
+		} else {
+			e.cpu, e.cpuWhy = nil, "the node's CPU after the run could not be read: "+err.Error()
+		}
 	}
 	r2, _ := metricSum(after, "svc_flush_rows_total")
 	fmt.Printf("backlog stored in %.1f s; %s rows stored for %s items acknowledged\n", drain.Seconds(), thousands(r2-r0), thousands(float64(e.full.Items)))
@@ -639,6 +671,9 @@ func runLoadgen(ctx context.Context, root, lgBin string, args ...string) (summar
 	cmd := command(ctx, root, baseEnv(), lgBin, args...)
 	cmd.Stderr = os.Stderr
 	b, runErr := cmd.Output()
+	if runErr != nil {
+		runErr = fmt.Errorf("%s %s: %w", lgBin, strings.Join(args, " "), runErr)
+	}
 	var s summary
 	if st := cmd.ProcessState; st != nil {
 		s.CPU = st.UserTime() + st.SystemTime()

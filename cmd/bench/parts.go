@@ -117,6 +117,8 @@ type pacedAppend struct {
 	Writers       int
 	Appends       int
 	P50, P90, P99 time.Duration // of one Append, from its start to its return
+	Wall          time.Duration // from the first append started to the last one done
+	Settle        settleRun     // how the other processes were before it
 }
 
 // measurePacedAppend starts rate appends a second of the corpus's bodies on a fresh spool in a
@@ -157,7 +159,8 @@ func measurePacedAppend(ctx context.Context, c *corpus, rate float64, d time.Dur
 		}()
 	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	deadline := time.Now().Add(d)
+	start := time.Now()
+	deadline := start.Add(d)
 	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		<-tick.C
 		jobs <- i
@@ -165,6 +168,7 @@ func measurePacedAppend(ctx context.Context, c *corpus, rate float64, d time.Dur
 	tick.Stop()
 	close(jobs)
 	wg.Wait()
+	wall := time.Since(start)
 	closeErr := sp.Close()
 	close(errs)
 	if err := errors.Join(<-errs, closeErr, ctx.Err()); err != nil {
@@ -174,7 +178,7 @@ func measurePacedAppend(ctx context.Context, c *corpus, rate float64, d time.Dur
 	for _, l := range lat {
 		all = append(all, l...)
 	}
-	return &pacedAppend{Rate: rate, Writers: writers, Appends: len(all),
+	return &pacedAppend{Rate: rate, Writers: writers, Appends: len(all), Wall: wall,
 		P50: Percentile(all, 0.5), P90: Percentile(all, 0.9), P99: Percentile(all, 0.99)}, nil
 }
 
