@@ -306,13 +306,13 @@ func (p tailPart) String() string {
 		millisD(p.Mean), millisD(p.Running), millisD(p.Runnable), millisD(p.Syscal))
 	var rest time.Duration
 	for i, b := range p.Blocked {
-		if i >= 4 {
+		if i >= 4 || b.Mean < 5*time.Microsecond { // past the four longest, or 0.00 ms printed
 			rest += b.Mean
 			continue
 		}
 		v += fmt.Sprintf(", blocked on %s %.2f", b.What, millisD(b.Mean))
 	}
-	if rest > 0 {
+	if rest >= 5*time.Microsecond {
 		v += fmt.Sprintf(", blocked on other things %.2f", millisD(rest))
 	}
 	return v + " ms"
