@@ -353,9 +353,9 @@ func buildRows(r results) []Row {
 		tailFig := tag + " " + name + ", half rate, what the requests of 10 ms or more spent their time on (an execution trace of the node in a second run at that rate)"
 		if t := e.tail; t != nil {
 			rows = append(rows, Row{Figure: tailFig,
-				Value: fmt.Sprintf("%s of %s traced requests in %.0f s (server-side p50 %.2f / p99 %.2f ms), %s; the other %s, %s",
+				Value: fmt.Sprintf("%s of %s traced requests in %.0f s (server-side p50 %.2f / p99 %.2f ms), %s; while they waited for a CPU the node's processors ran %s; the other %s, %s",
 					thousands(float64(t.Slow.N)), thousands(float64(t.Requests)), t.TraceSeconds, millisD(t.P50), millisD(t.P99), t.Slow,
-					thousands(float64(t.Fast.N)), t.Fast)})
+					meanwhile(t.RanMeanwhile), thousands(float64(t.Fast.N)), t.Fast)})
 		} else if e.tailWhy != "" {
 			rows = append(rows, Row{Figure: tailFig, Value: e.tailWhy})
 		}
@@ -613,7 +613,10 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   traced, as tracing costs CPU) follows each PUT /events, of every size, on its connection's
   goroutine, from when it woke for the request's first bytes to the flush of its answer, and
   sums for those of 10 ms or more how long they ran, waited for a CPU once runnable (or
-  stopped by the collector), were in system calls and were blocked, and on what.
+  stopped by the collector), were in system calls and were blocked, and on what; and, while
+  they waited for a CPU, which of the node's goroutines ran, as shares of that running time
+  (a thread of another process that took a CPU from the node shows as the goroutine it
+  interrupted, running).
 - **crash groups / journey from the store** (d): the dashboard API asked with
   ` + "`Svc-Answer-From: store`" + ` on a store holding 10M events of the app: the crash group list over
   the last 7 days (the default window) and 30 days (explicit from/to) < 150 ms p95, the journey

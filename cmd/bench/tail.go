@@ -25,6 +25,9 @@ type tailSplit struct {
 	Slow, Fast   tailPart
 	SlowAt       time.Duration
 	TraceSeconds float64
+	// RanMeanwhile is what ran on the node's processors while the slow requests waited for
+	// a CPU (ranMeanwhile).
+	RanMeanwhile []share
 }
 
 // tailPart is a group of requests: how many, and their mean time per state.
@@ -61,6 +64,17 @@ type segment struct {
 	running, runnable, syscalls time.Duration
 	blocked                     map[string]time.Duration
 	match                       bool // a frame of the requests counted (isRequest) was seen in it
+	g                           trace.GoID
+	waits                       []span // its spans waiting for a CPU
+}
+
+// span is a stretch of trace time.
+type span struct{ from, to trace.Time }
+
+// ran is a stretch a goroutine ran.
+type ran struct {
+	span
+	g trace.GoID
 }
 
 // goState is what the analysis knows of a goroutine: its state since when, why it waits, and
@@ -71,6 +85,35 @@ type goState struct {
 	why   string
 	conn  bool
 	cur   *segment
+	kind  int // what it is: an index in goKinds (len(goKinds): not known)
+}
+
+// goKinds name a goroutine by a function on a stack of it, to say who ran while requests
+// waited for a CPU; of the kinds its stacks show, a goroutine takes the first listed.
+var goKinds = []struct{ frame, kind string }{
+	// First: a request's goroutine calls into the actors, the spool and the stores.
+	{"net/http.(*conn).serve", "the other requests"},
+	{"net/http.(*connReader).backgroundRead", "the other requests"},
+	{"badger/v4.(*levelsController)", "Badger's compactions"},
+	{"badger/v4/table.(*Builder)", "Badger's compactions"},
+	{"badger/v4.(*DB).flushMemtable", "Badger's compactions"},
+	{"badger/v4.(*DB).doWrites", "Badger's writes"},
+	{"badger/v4.(*DB).writeRequests", "Badger's writes"},
+	{"runtime.gcBgMarkWorker", "the collector"},
+	{"sinks/spool.(*Spool).writer", "the spool's writer"},
+	// Last: a mailbox goroutine is an actor's until a stack shows which.
+	{"actors.(*flusher)", "the flusher"},
+	{"protoactor-go", "the actors"},
+}
+
+// goKind is the index in goKinds of the first kind stack names, or len(goKinds) for none.
+func goKind(stack string) int {
+	for i, k := range goKinds {
+		if strings.Contains(stack, k.frame) {
+			return i
+		}
+	}
+	return len(goKinds)
 }
 
 // analyzeTail reads an execution trace of a node and splits the time of its requests whose
@@ -81,14 +124,14 @@ type goState struct {
 // it, so what follows is not the client's time. Keep-alive connections give one segment per
 // request; requests under way when the trace starts or ends are left out.
 func analyzeTail(r io.Reader, isRequest string, slowAt time.Duration) (*tailSplit, error) {
-	segs, seconds, err := requestSegments(r, isRequest)
+	read, err := requestSegments(r, isRequest)
 	if err != nil {
 		return nil, err
 	}
-	split := &tailSplit{SlowAt: slowAt, TraceSeconds: seconds}
+	split := &tailSplit{SlowAt: slowAt, TraceSeconds: read.seconds}
 	var slow, fast []*segment
 	var durs []time.Duration
-	for _, sg := range segs {
+	for _, sg := range read.segs {
 		d := time.Duration(sg.end - sg.start)
 		durs = append(durs, d)
 		if d >= slowAt {
@@ -103,16 +146,107 @@ func analyzeTail(r io.Reader, isRequest string, slowAt time.Duration) (*tailSpli
 	}
 	split.P50, split.P99 = Percentile(durs, 0.5), Percentile(durs, 0.99)
 	split.Slow, split.Fast = sumPart(slow), sumPart(fast)
+	split.RanMeanwhile = ranMeanwhile(slow, read)
 	return split, nil
 }
 
-// requestSegments is analyzeTail's reading of the trace: the requests naming isRequest, and
-// how many seconds the trace spans.
-func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error) {
+// ranMeanwhile is what ran on the node's processors while the requests of segs waited for a
+// CPU: each other goroutine's running time that overlapped a wait, summed by kind, as shares,
+// largest first. Threads of other processes that took a CPU from the node show as its
+// goroutines running: the trace cannot tell them apart.
+func ranMeanwhile(segs []*segment, read *traceRead) []share {
+	var waits []ran // each wait, with the goroutine that waited
+	for _, sg := range segs {
+		for _, w := range sg.waits {
+			waits = append(waits, ran{w, sg.g})
+		}
+	}
+	if len(waits) == 0 {
+		return nil
+	}
+	runs := slices.Clone(read.runs)
+	slices.SortFunc(runs, func(a, b ran) int { return cmp.Compare(a.from, b.from) })
+	var longest trace.Time // no run starts further before a wait's start than this
+	for _, r := range runs {
+		longest = max(longest, r.to-r.from)
+	}
+	by := map[string]time.Duration{}
+	var total time.Duration
+	for _, w := range waits {
+		i, _ := slices.BinarySearchFunc(runs, w.from-longest, func(r ran, t trace.Time) int { return cmp.Compare(r.from, t) })
+		for ; i < len(runs) && runs[i].from < w.to; i++ {
+			r := runs[i]
+			if r.g == w.g {
+				continue
+			}
+			if lo, hi := max(r.from, w.from), min(r.to, w.to); hi > lo {
+				k := read.kinds[r.g]
+				if k == "" {
+					k = "other goroutines"
+				}
+				by[k] += time.Duration(hi - lo)
+				total += time.Duration(hi - lo)
+			}
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	out := make([]share, 0, len(by))
+	for k, d := range by {
+		out = append(out, share{What: k, Of: float64(d) / float64(total)})
+	}
+	slices.SortFunc(out, func(a, b share) int {
+		if c := cmp.Compare(b.Of, a.Of); c != 0 {
+			return c
+		}
+		return strings.Compare(a.What, b.What)
+	})
+	return out
+}
+
+// meanwhile says ranMeanwhile's shares: the largest five, the rest together.
+func meanwhile(shares []share) string {
+	if len(shares) == 0 {
+		return "nothing recorded"
+	}
+	var parts []string
+	var rest float64
+	for i, sh := range shares {
+		if i >= 5 {
+			rest += sh.Of
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", sh.What, 100*sh.Of))
+	}
+	if rest > 0 {
+		parts = append(parts, fmt.Sprintf("the rest %.0f %%", 100*rest))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// share is a part of a whole.
+type share struct {
+	What string
+	Of   float64
+}
+
+// traceRead is analyzeTail's reading of a trace: the requests naming isRequest, every
+// goroutine's stretches of running and what each goroutine is (goKinds), and how many seconds
+// the trace spans.
+type traceRead struct {
+	segs    []*segment
+	runs    []ran // in the order they ended
+	kinds   map[trace.GoID]string
+	seconds float64
+}
+
+func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 	tr, err := trace.NewReader(r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("trace: %w", err)
 	}
+	var runs []ran
 	gs := map[trace.GoID]*goState{}
 	var segs []*segment
 	var first, last trace.Time
@@ -122,7 +256,7 @@ func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error)
 			break
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("trace: %w", err)
+			return nil, fmt.Errorf("trace: %w", err)
 		}
 		if first == 0 {
 			first = ev.Time()
@@ -139,8 +273,11 @@ func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error)
 		from, to := st.Goroutine()
 		s := gs[g]
 		if s == nil {
-			s = &goState{since: ev.Time(), state: trace.GoUndetermined}
+			s = &goState{since: ev.Time(), state: trace.GoUndetermined, kind: len(goKinds)}
 			gs[g] = s
+		}
+		if s.state == trace.GoRunning {
+			runs = append(runs, ran{span{s.since, ev.Time()}, g})
 		}
 		if c := s.cur; c != nil {
 			d := time.Duration(ev.Time() - s.since)
@@ -149,23 +286,26 @@ func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error)
 				c.running += d
 			case trace.GoRunnable:
 				c.runnable += d
+				c.waits = append(c.waits, span{s.since, ev.Time()})
 			case trace.GoSyscall:
 				c.syscalls += d
 			case trace.GoWaiting:
 				if s.why == preempted { // stopped for the collector: it waits to run again
 					c.runnable += d
+					c.waits = append(c.waits, span{s.since, ev.Time()})
 				} else {
 					c.blocked[s.why] += d
 				}
 			}
 		}
+		stack := frames(st.Stack)
+		s.kind = min(s.kind, goKind(stack))
 		if from == to {
 			// A new generation of the trace restates every goroutine's state (with no reason,
 			// sometimes no stack): nothing changed, so what it waits on stays as it was.
 			s.since = ev.Time()
 			continue
 		}
-		stack := frames(st.Stack)
 		if !s.conn && strings.Contains(stack, "net/http.(*conn).serve") {
 			s.conn = true
 		}
@@ -186,7 +326,7 @@ func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error)
 				s.cur = nil
 			}
 			if s.cur == nil {
-				s.cur = &segment{start: ev.Time(), blocked: map[string]time.Duration{}}
+				s.cur = &segment{start: ev.Time(), blocked: map[string]time.Duration{}, g: g}
 			}
 		case answered && to == trace.GoWaiting:
 			// net/http has flushed the answer and waits for the goroutine that watched the
@@ -216,7 +356,7 @@ func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error)
 		case to == trace.GoRunnable && s.conn && s.state == trace.GoWaiting && s.why == "idle",
 			to == trace.GoRunnable && from == trace.GoNotExist && s.conn:
 			// woken by the next request's bytes, or a new connection's first request
-			s.cur = &segment{start: ev.Time(), blocked: map[string]time.Duration{}}
+			s.cur = &segment{start: ev.Time(), blocked: map[string]time.Duration{}, g: g}
 		}
 		s.state, s.since = to, ev.Time()
 	}
@@ -226,7 +366,13 @@ func requestSegments(r io.Reader, isRequest string) ([]*segment, float64, error)
 			matched = append(matched, sg)
 		}
 	}
-	return matched, time.Duration(last - first).Seconds(), nil
+	kinds := make(map[trace.GoID]string, len(gs))
+	for g, st := range gs {
+		if st.kind < len(goKinds) {
+			kinds[g] = goKinds[st.kind].kind
+		}
+	}
+	return &traceRead{segs: matched, runs: runs, kinds: kinds, seconds: time.Duration(last - first).Seconds()}, nil
 }
 
 func frames(st trace.Stack) string {

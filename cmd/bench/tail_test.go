@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"runtime/trace"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +55,12 @@ func TestAnalyzeTail(t *testing.T) {
 	if err := trace.Start(&buf); err != nil {
 		t.Skip("a trace is already running:", err)
 	}
+	// One processor, and a goroutine that spins on it all along: requests that wake wait for
+	// it to be preempted, and the analysis must say it ran meanwhile.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var stop atomic.Bool
+	spun := make(chan struct{})
+	go spinForTest(&stop, spun)
 	srv := httptest.NewServer(&tracedHandler{sp: sp})
 	const requests, slow = 30, 5
 	for i := range requests {
@@ -74,6 +82,8 @@ func TestAnalyzeTail(t *testing.T) {
 		}
 	}
 	srv.Close()
+	stop.Store(true)
+	<-spun
 	trace.Stop()
 
 	// Slow at 150 ms: far above a durable append's sync, even on a loaded machine, so only the
@@ -102,11 +112,11 @@ func TestAnalyzeTail(t *testing.T) {
 	if d := blocked(split.Fast, "the spool's group sync"); d <= 0 {
 		t.Errorf("no time blocked on the spool's sync: %s", split.Fast)
 	}
-	segs, _, err := requestSegments(bytes.NewReader(buf.Bytes()), "bench.(*tracedHandler).ServeHTTP")
+	read, err := requestSegments(bytes.NewReader(buf.Bytes()), "bench.(*tracedHandler).ServeHTTP")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sg := range segs {
+	for _, sg := range read.segs {
 		// Every moment of a request is in one state: the states add up to its length.
 		sum := sg.running + sg.runnable + sg.syscalls
 		for _, d := range sg.blocked {
@@ -125,7 +135,17 @@ func TestAnalyzeTail(t *testing.T) {
 	if split.Fast.Running <= 0 || split.Fast.Mean >= 150*time.Millisecond {
 		t.Errorf("fast requests: %s", split.Fast)
 	}
+	if len(split.RanMeanwhile) == 0 || split.RanMeanwhile[0].What != "other goroutines" || split.RanMeanwhile[0].Of < 0.5 {
+		t.Errorf("while the slow requests waited for a CPU, the spinning goroutine ran: %+v", split.RanMeanwhile)
+	}
 	if _, err := analyzeTail(bytes.NewReader(buf.Bytes()), "no such handler", time.Millisecond); err == nil {
 		t.Error("a trace without the requests asked for: no error")
+	}
+}
+
+// spinForTest keeps a processor busy until stop, then closes done.
+func spinForTest(stop *atomic.Bool, done chan<- struct{}) {
+	defer close(done)
+	for !stop.Load() {
 	}
 }
