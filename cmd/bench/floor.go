@@ -26,12 +26,9 @@ import (
 
 // floorCost is the floor run: loadgen's summary and the CPU each side used.
 type floorCost struct {
-	Run      summary
+	Run      summary       // loadgen's, its CPU included
 	Workers  int           // loadgen's
-	Loadgen  time.Duration // loadgen's user + system CPU (its rusage)
 	Receiver time.Duration // the receiver process's CPU during the run
-	Bodies   int64         // request bodies the receiver read in full
-	Bytes    int64
 }
 
 // loadgenPerItem and receiverPerItem are µs of CPU per acknowledged item.
@@ -39,7 +36,7 @@ func (f *floorCost) loadgenPerItem() float64 {
 	if f == nil {
 		return 0
 	}
-	return perItem(f.Loadgen, float64(f.Run.Items))
+	return perItem(f.Run.CPU, float64(f.Run.Items))
 }
 
 func (f *floorCost) receiverPerItem() float64 {
@@ -178,8 +175,7 @@ func measureFloor(ctx context.Context, c config, root, lgBin string, d time.Dura
 	case bodies < s.Requests: // more when the client resent a request on a fresh connection
 		return nil, fmt.Errorf("floor: loadgen sent %d requests, the receiver read %d bodies", s.Requests, bodies)
 	}
-	return &floorCost{Run: s, Workers: c.concurrency, Loadgen: s.CPU,
-		Receiver: time.Duration(t1-t0) * time.Second / clkTck, Bodies: bodies, Bytes: bytes}, nil
+	return &floorCost{Run: s, Workers: c.concurrency, Receiver: time.Duration(t1-t0) * time.Second / clkTck}, nil
 }
 
 // machineCPU is where the machine's CPU went during a flat-out run: /proc/stat's ticks, the
@@ -198,15 +194,8 @@ type machineCPU struct {
 
 // machineSample reads the machine's and the processes' ticks; serverPID 0 leaves the server out.
 func machineSample(nodePID, serverPID int) (cpuSample, int64, error) {
-	b, err := os.ReadFile("/proc/stat")
+	s, err := cpuSampler(func() int { return nodePID })()
 	if err != nil {
-		return cpuSample{}, 0, err
-	}
-	s, err := ParseProcStat(string(b))
-	if err != nil {
-		return cpuSample{}, 0, err
-	}
-	if s.node, err = procTicks(nodePID); err != nil {
 		return cpuSample{}, 0, err
 	}
 	var server int64
@@ -224,6 +213,7 @@ type cpuSplit struct {
 	NodeDrain                           float64 // the node's after loadgen stopped (DrainNode)
 	DrainSeconds                        float64
 	Cores                               float64 // the machine's busy CPUs on average
+	ServerKnown                         bool    // a ClickHouse server was measured
 }
 
 func (m *machineCPU) split() (cpuSplit, bool) {
@@ -235,15 +225,15 @@ func (m *machineCPU) split() (cpuSplit, bool) {
 	lg := float64(m.Loadgen.Microseconds()) / tick // in ticks
 	s := cpuSplit{Node: per(float64(m.Node)), Loadgen: per(lg), Server: per(float64(m.Server)),
 		Idle: per(float64(m.Total - m.Busy)), NodeDrain: per(float64(m.DrainNode)), DrainSeconds: m.Drain.Seconds(),
-		Cores: float64(runtime.NumCPU()) * float64(m.Busy) / float64(m.Total)}
+		Cores: float64(runtime.NumCPU()) * float64(m.Busy) / float64(m.Total), ServerKnown: m.ServerKnown}
 	// Loadgen's rusage is exact and the tick counts are not: what is left may round below 0.
 	s.Others = max(0, per(float64(m.Busy-m.Node-m.Server)-lg))
 	return s, true
 }
 
-func (s cpuSplit) String(serverKnown bool) string {
+func (s cpuSplit) String() string {
 	v := fmt.Sprintf("node %.1f + loadgen %.1f", s.Node, s.Loadgen)
-	if serverKnown {
+	if s.ServerKnown {
 		v += fmt.Sprintf(" + ClickHouse server %.1f", s.Server)
 	}
 	v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f = %.1f µs of CPU per item; idle %.1f (the machine %.2f of %d CPUs busy)",

@@ -206,7 +206,7 @@ func traceHalfRate(ctx context.Context, n *node, adminToken, out, label string, 
 	if err != nil {
 		return nil, err
 	}
-	fmt.Printf("traced %d requests, p99 %.1f ms; slow ones: %s\n", split.Requests, millisD(split.P99), split.Slow)
+	fmt.Printf("traced %d requests, p99 %.1f ms; slow ones: %s\n", split.Requests, msf(split.P99), split.Slow)
 	return split, nil
 }
 
@@ -217,8 +217,7 @@ func measureSpoolAlone(ctx context.Context, c config, corp *corpus, e *e2e, d ti
 	// other processes as (d) does, and say how they were.
 	o := settleDefault
 	o.Max = 2 * time.Minute
-	self := os.Getpid()
-	settled := waitSettled(ctx, o, cpuSampler(func() int { return self }))
+	settled := waitSettled(ctx, o, cpuSampler(func() int { return 0 })) // the node has stopped
 	fmt.Println(settled)
 	var err error
 	if e.spool, err = measurePacedAppend(ctx, corp, e.half.BatchesPerSec, d, c.concurrency); err == nil {
@@ -563,7 +562,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 		e.cpu = &machineCPU{Busy: m1.busy - m0.busy, Total: m1.total - m0.total, Node: m1.node - m0.node,
 			Server: srv1 - srv0, ServerKnown: serverPID != 0, Loadgen: e.full.CPU, Items: e.full.Items}
 		if sp, ok := e.cpu.split(); ok {
-			fmt.Println("CPU per item flat out:", sp.String(e.cpu.ServerKnown))
+			fmt.Println("CPU per item flat out:", sp.String())
 		}
 	} else {
 		e.cpuWhy = "not measured: " + errors.Join(m0Err, err).Error()
@@ -668,16 +667,8 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 // runLoadgen runs loadgen with args (which ask for -json) against a node and returns its
 // summary. Failed requests are reported in the table, not fatal: only a missing summary is.
 func runLoadgen(ctx context.Context, root, lgBin string, args ...string) (summary, error) {
-	cmd := command(ctx, root, baseEnv(), lgBin, args...)
-	cmd.Stderr = os.Stderr
-	b, runErr := cmd.Output()
-	if runErr != nil {
-		runErr = fmt.Errorf("%s %s: %w", lgBin, strings.Join(args, " "), runErr)
-	}
-	var s summary
-	if st := cmd.ProcessState; st != nil {
-		s.CPU = st.UserTime() + st.SystemTime()
-	}
+	b, cpu, runErr := outputCPU(ctx, root, baseEnv(), lgBin, args...)
+	s := summary{CPU: cpu}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("loadgen summary: %w (run: %v)", err, runErr)
 	}

@@ -29,13 +29,23 @@ func command(ctx context.Context, dir string, env []string, name string, args ..
 
 // output runs a command to its end and returns its stdout; stderr goes to ours.
 func output(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, error) {
+	out, _, err := outputCPU(ctx, dir, env, name, args...)
+	return out, err
+}
+
+// outputCPU is output, with the CPU the command used (its rusage: user + system).
+func outputCPU(ctx context.Context, dir string, env []string, name string, args ...string) ([]byte, time.Duration, error) {
 	cmd := command(ctx, dir, env, name, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	var cpu time.Duration
+	if st := cmd.ProcessState; st != nil {
+		cpu = st.UserTime() + st.SystemTime()
 	}
-	return out, nil
+	if err != nil {
+		return out, cpu, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return out, cpu, nil
 }
 
 // node is a running `svc serve`.

@@ -326,7 +326,7 @@ func buildRows(r results) []Row {
 			Row{Figure: tag + " " + name + ", half rate", Value: e2eValue(e.half)})
 		cpuFig := tag + " " + name + ", flat out, where the machine's CPU went per item acknowledged"
 		if sp, ok := e.cpu.split(); ok {
-			rows = append(rows, Row{Figure: cpuFig, Value: sp.String(e.cpu.ServerKnown)})
+			rows = append(rows, Row{Figure: cpuFig, Value: sp.String()})
 		} else if e.cpuWhy != "" {
 			rows = append(rows, Row{Figure: cpuFig, Value: e.cpuWhy})
 		}
@@ -354,7 +354,7 @@ func buildRows(r results) []Row {
 		if t := e.tail; t != nil {
 			rows = append(rows, Row{Figure: tailFig,
 				Value: fmt.Sprintf("%s of %s traced requests in %.0f s (server-side p50 %.2f / p99 %.2f ms), %s; while they waited for a CPU the node's processors ran %s; the other %s, %s",
-					thousands(float64(t.Slow.N)), thousands(float64(t.Requests)), t.TraceSeconds, millisD(t.P50), millisD(t.P99), t.Slow,
+					thousands(float64(t.Slow.N)), thousands(float64(t.Requests)), t.TraceSeconds, msf(t.P50), msf(t.P99), t.Slow,
 					meanwhile(t.RanMeanwhile), thousands(float64(t.Fast.N)), t.Fast)})
 		} else if e.tailWhy != "" {
 			rows = append(rows, Row{Figure: tailFig, Value: e.tailWhy})

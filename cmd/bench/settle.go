@@ -127,7 +127,7 @@ func waitSettled(ctx context.Context, o settleOpts, sample func() (cpuSample, er
 }
 
 // cpuSampler samples the machine's CPU times and node()'s and this process's (node() is asked
-// each time: a top-up restarts the node).
+// each time: a top-up restarts the node; 0 when there is no node, whose ticks are then 0).
 func cpuSampler(node func() int) func() (cpuSample, error) {
 	self := os.Getpid()
 	return func() (cpuSample, error) {
@@ -139,7 +139,10 @@ func cpuSampler(node func() int) func() (cpuSample, error) {
 		if err != nil {
 			return cpuSample{}, err
 		}
-		if s.node, err = procTicks(node()); err == nil {
+		if pid := node(); pid != 0 {
+			s.node, err = procTicks(pid)
+		}
+		if err == nil {
 			s.bench, err = procTicks(self)
 		}
 		if err != nil {

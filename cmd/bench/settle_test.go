@@ -157,4 +157,9 @@ func TestCPUSampler(t *testing.T) {
 	if s.bench < s.node || s.bench-s.node > clkTck || s.total <= 0 || s.busy < s.bench || s.busy > s.total {
 		t.Fatalf("%+v", s)
 	}
+	// No node (it has stopped): its ticks are 0, not this process's counted twice.
+	s, err = cpuSampler(func() int { return 0 })()
+	if err != nil || s.node != 0 || s.total <= 0 || s.busy > s.total {
+		t.Fatalf("without a node: %+v, %v", s, err)
+	}
 }

@@ -23,7 +23,6 @@ type tailSplit struct {
 	Requests     int
 	P50, P99     time.Duration // server-side: from the request's first bytes to its end
 	Slow, Fast   tailPart
-	SlowAt       time.Duration
 	TraceSeconds float64
 	// RanMeanwhile is what ran on the node's processors while the slow requests waited for
 	// a CPU (ranMeanwhile).
@@ -128,7 +127,7 @@ func analyzeTail(r io.Reader, isRequest string, slowAt time.Duration) (*tailSpli
 	if err != nil {
 		return nil, err
 	}
-	split := &tailSplit{SlowAt: slowAt, TraceSeconds: read.seconds}
+	split := &tailSplit{TraceSeconds: read.seconds}
 	var slow, fast []*segment
 	var durs []time.Duration
 	for _, sg := range read.segs {
@@ -249,6 +248,17 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 	var runs []ran
 	gs := map[trace.GoID]*goState{}
 	var segs []*segment
+	// finish ends s's request at t, kept if it named isRequest; start begins one.
+	finish := func(s *goState, t trace.Time) {
+		if s.cur != nil && s.cur.match {
+			s.cur.end = t
+			segs = append(segs, s.cur)
+		}
+		s.cur = nil
+	}
+	start := func(s *goState, g trace.GoID, t trace.Time) {
+		s.cur = &segment{start: t, blocked: map[string]time.Duration{}, g: g}
+	}
 	var first, last trace.Time
 	for {
 		ev, err := tr.ReadEvent()
@@ -321,34 +331,22 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 			// segment begun when the goroutine woke for the bytes (and not yet in a handler)
 			// goes on: this is its read, and its wait for a CPU counts.
 			if s.cur != nil && s.cur.match {
-				s.cur.end = ev.Time()
-				segs = append(segs, s.cur)
-				s.cur = nil
+				finish(s, ev.Time())
 			}
 			if s.cur == nil {
-				s.cur = &segment{start: ev.Time(), blocked: map[string]time.Duration{}, g: g}
+				start(s, g, ev.Time())
 			}
 		case answered && to == trace.GoWaiting:
 			// net/http has flushed the answer and waits for the goroutine that watched the
 			// connection during the request to stop: the client has its answer, so the
 			// request ends here (the wait is two wake-ups, long only on a busy machine).
-			if s.cur != nil && s.cur.match {
-				s.cur.end = ev.Time()
-				segs = append(segs, s.cur)
-			}
-			s.cur, s.why = nil, "answered"
+			finish(s, ev.Time())
+			s.why = "answered"
 		case peek && to == trace.GoWaiting:
-			if s.cur != nil && s.cur.match { // a request that did not read through the syscall path
-				s.cur.end = ev.Time()
-				segs = append(segs, s.cur)
-			}
-			s.cur, s.why = nil, "idle"
+			finish(s, ev.Time()) // a request that did not read through the syscall path
+			s.why = "idle"
 		case to == trace.GoNotExist && s.cur != nil:
-			if s.cur.match { // the connection closed after a request
-				s.cur.end = ev.Time()
-				segs = append(segs, s.cur)
-			}
-			s.cur = nil
+			finish(s, ev.Time()) // the connection closed after a request
 		case to == trace.GoWaiting && st.Reason == preempted:
 			s.why = preempted
 		case to == trace.GoWaiting:
@@ -356,15 +354,9 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 		case to == trace.GoRunnable && s.conn && s.state == trace.GoWaiting && s.why == "idle",
 			to == trace.GoRunnable && from == trace.GoNotExist && s.conn:
 			// woken by the next request's bytes, or a new connection's first request
-			s.cur = &segment{start: ev.Time(), blocked: map[string]time.Duration{}, g: g}
+			start(s, g, ev.Time())
 		}
 		s.state, s.since = to, ev.Time()
-	}
-	var matched []*segment
-	for _, sg := range segs {
-		if sg.match {
-			matched = append(matched, sg)
-		}
 	}
 	kinds := make(map[trace.GoID]string, len(gs))
 	for g, st := range gs {
@@ -372,7 +364,7 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 			kinds[g] = goKinds[st.kind].kind
 		}
 	}
-	return &traceRead{segs: matched, runs: runs, kinds: kinds, seconds: time.Duration(last - first).Seconds()}, nil
+	return &traceRead{segs: segs, runs: runs, kinds: kinds, seconds: time.Duration(last - first).Seconds()}, nil
 }
 
 func frames(st trace.Stack) string {
@@ -449,19 +441,17 @@ func (p tailPart) String() string {
 		return "none"
 	}
 	v := fmt.Sprintf("mean %.2f ms: running %.2f, waiting for a CPU %.2f, in system calls %.2f",
-		millisD(p.Mean), millisD(p.Running), millisD(p.Runnable), millisD(p.Syscal))
+		msf(p.Mean), msf(p.Running), msf(p.Runnable), msf(p.Syscal))
 	var rest time.Duration
 	for i, b := range p.Blocked {
 		if i >= 4 || b.Mean < 5*time.Microsecond { // past the four longest, or 0.00 ms printed
 			rest += b.Mean
 			continue
 		}
-		v += fmt.Sprintf(", blocked on %s %.2f", b.What, millisD(b.Mean))
+		v += fmt.Sprintf(", blocked on %s %.2f", b.What, msf(b.Mean))
 	}
 	if rest >= 5*time.Microsecond {
-		v += fmt.Sprintf(", blocked on other things %.2f", millisD(rest))
+		v += fmt.Sprintf(", blocked on other things %.2f", msf(rest))
 	}
 	return v + " ms"
 }
-
-func millisD(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
