@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
 var benchSizes = []int{64 << 10, 1 << 20, 8 << 20}
@@ -137,13 +137,13 @@ func benchInlineBlobs(b *testing.B, prefix string, n, size int) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(n * size))
-			cpu0 := cpuTime(b)
+			cpu0 := eventstest.CPUTime(b)
 			for b.Loop() {
 				if err := tc.write(s); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N*n), "cpu-µs/blob")
+			b.ReportMetric(float64((eventstest.CPUTime(b)-cpu0).Microseconds())/float64(b.N*n), "cpu-µs/blob")
 		})
 	}
 }
@@ -151,11 +151,3 @@ func benchInlineBlobs(b *testing.B, prefix string, n, size int) {
 // smallMax admits the large case's blobs as values too. The node keeps its limit at 64 KiB:
 // 124 KiB blobs cost the same CPU either way (docs/benchmarks.md).
 const smallMax = 256 << 10
-
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
