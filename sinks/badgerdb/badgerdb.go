@@ -52,11 +52,13 @@ func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 // CollectGarbage rewrites the files they fill.
 //
 // Its level 0 compacts into a base level of EventsBaseLevelSize rather than Badger's 10 MB.
-// The event rows' keys and their id index (random ids, so every table of a level overlaps
-// every new one) passed through one more level with the smaller base: writing 2M
-// recorded-shape rows took 20 % less of the process's CPU (flushes and compactions included)
-// with 32, 64 or 128 MB, and more with 256 MB, whose one level is rewritten by every
-// compaction into it (docs/benchmarks.md).
+// Every level 0 table spans both the rows' keys and the id index's, so each such compaction
+// rewrites the whole base level; the smaller one overflowed at each of them, and the keys went
+// through one more level at the sizes measured. Writing 2M recorded-shape rows took 20 % less
+// of the process's CPU, flushes and compactions included, at 64 MB; 32 and 128 MB saved less,
+// and 256 MB, rewritten whole by every compaction into it, less still (docs/benchmarks.md). A
+// database written with the smaller base keeps its extra level, now at the larger target:
+// Badger compacts level 0 into the first level that holds tables.
 func OpenEvents(dir string, logger *slog.Logger) (*badger.DB, error) {
 	return open(dir, logger, tuning{sync: true, valueThreshold: EventsValueThreshold, baseLevelSize: EventsBaseLevelSize})
 }
