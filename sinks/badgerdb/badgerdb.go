@@ -55,10 +55,10 @@ func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 // Every level 0 table spans both the rows' keys and the id index's, so each such compaction
 // rewrites the whole base level; the smaller one overflowed at each of them, and the keys went
 // through one more level at the sizes measured. Writing 2M recorded-shape rows took 20 % less
-// of the process's CPU, flushes and compactions included, at 64 MB; 32 and 128 MB saved less,
-// and 256 MB, rewritten whole by every compaction into it, less still (docs/benchmarks.md). A
-// database written with the smaller base keeps its extra level, now at the larger target:
-// Badger compacts level 0 into the first level that holds tables.
+// of the process's CPU, flushes and compactions included, at 64 MB; 32, 128 and 256 MB saved
+// less in the runs measured (docs/benchmarks.md). A database written with the smaller base
+// keeps its extra level, now at the larger target: Badger compacts level 0 into the first level
+// that holds tables.
 func OpenEvents(dir string, logger *slog.Logger) (*badger.DB, error) {
 	return open(dir, logger, tuning{sync: true, valueThreshold: EventsValueThreshold, baseLevelSize: EventsBaseLevelSize})
 }
