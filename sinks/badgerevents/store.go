@@ -53,8 +53,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -73,6 +72,8 @@ type Store struct {
 	// an id never seen: that read was a quarter of a write's time (BenchmarkWriteCopies:
 	// 100k → 134k rows/s without it).
 	ids *badgerdb.KeyFilter
+	// spare is the last write's scratch, kept for the next one (see scratch).
+	spare atomic.Pointer[scratch]
 }
 
 var _ sinks.EventStore = (*Store)(nil)
@@ -154,34 +155,55 @@ func appendIdxKey(b []byte, prefix string, app uuid.UUID, id []byte) []byte {
 // scratch is a write's rows and the arena of their ids and values, kept for the next write:
 // made anew, they were a tenth of an embedded node's allocated bytes flat out. Badger has
 // copied what it keeps of them (into its memtable or value log) once Commit returned.
+//
+// The Store keeps one (spare) rather than a sync.Pool: the flusher writes about once a second,
+// and the collector runs several times a second flat out, so a pooled arena of tens of MB was
+// mostly gone by the next write, which then allocated, cleared and grew a new one (3 % of the
+// embedded node's CPU in its flat-out profile). The spare stays while the node is idle: at
+// most spareMax bytes of arena, about what a flush of 50,000 rows needs.
 type scratch struct {
 	rows  []row
 	arena []byte
 }
 
-var scratches = sync.Pool{New: func() any { return new(scratch) }}
+// spareMax bounds the arena the Store keeps between writes.
+const spareMax = 48 << 20
 
-// getScratch returns n empty rows and an arena with room for about n values.
-func getScratch(n int) *scratch {
-	sc := scratches.Get().(*scratch)
-	sc.rows = slices.Grow(sc.rows[:0], n)[:n]
-	sc.arena = slices.Grow(sc.arena[:0], n*640)
+// arenaPerRow is the arena room a write starts with per row: a little above a recorded
+// event's encoded size with its id.
+const arenaPerRow = 640
+
+// getScratch returns n empty rows and an arena with room for about n values: the spare, when
+// no other write holds it, else a new one.
+func (s *Store) getScratch(n int) *scratch {
+	sc := s.spare.Swap(nil)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	if cap(sc.rows) < n {
+		sc.rows = make([]row, n) // no copy of the old rows, unlike growing them
+	}
+	sc.rows = sc.rows[:n]
+	if need := n * arenaPerRow; cap(sc.arena) < need {
+		sc.arena = make([]byte, 0, need)
+	}
+	sc.arena = sc.arena[:0]
 	return sc
 }
 
-// putScratch keeps sc for the next write unless it is larger than a flush needs.
-func putScratch(sc *scratch) {
-	if cap(sc.arena) > 64<<20 {
+// putScratch keeps sc as the spare unless its arena is larger than spareMax.
+func (s *Store) putScratch(sc *scratch) {
+	if cap(sc.arena) > spareMax {
 		return
 	}
 	clear(sc.rows) // no row keeps a session's walk step (its strings) alive
-	scratches.Put(sc)
+	s.spare.Store(sc)
 }
 
 // WriteEvents stores events; see sinks.EventStore.
 func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
-	sc := getScratch(len(events))
-	defer putScratch(sc)
+	sc := s.getScratch(len(events))
+	defer s.putScratch(sc)
 	// One arena for all values and ids: a few allocations per call, none per row.
 	rows, arena := sc.rows, sc.arena
 	for i := range events {
@@ -202,8 +224,8 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 
 // WriteSpans stores spans; see sinks.EventStore.
 func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
-	sc := getScratch(len(spans))
-	defer putScratch(sc)
+	sc := s.getScratch(len(spans))
+	defer s.putScratch(sc)
 	rows, arena := sc.rows, sc.arena
 	for i := range spans {
 		sp := &spans[i]
