@@ -9,7 +9,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	asmbase64 "github.com/segmentio/asm/base64"
 )
+
+// fastBase64 decodes inline attachments ("bytes") with AVX2 where the CPU has it, and with
+// encoding/base64 elsewhere and for what its vector loop leaves (padding, line breaks, a
+// short tail), so it accepts and yields exactly what encoding/base64 does
+// (TestFastBase64MatchesStd). The standard decoder was 3 % of an embedded node's CPU flat out.
+// The module was already in the build, through clickhouse-go.
+var fastBase64 = asmbase64.StdEncoding
 
 // Ingest decoding: PUT /events bodies (JSON) and multipart event/span parts into model types,
 // checking every rule of spec/ingestion-api.md on the way.
@@ -799,8 +807,11 @@ func (d *decoder) attachment(a *Attachment) error {
 			var v []byte
 			if v, err = d.strValMax(math.MaxInt); err == nil {
 				inline = make([]byte, base64.StdEncoding.DecodedLen(len(v)))
-				n, derr := base64.StdEncoding.Decode(inline, v)
+				n, derr := fastBase64.Decode(inline, v)
 				if derr != nil {
+					// Decoded again by the standard library for its message: the fast
+					// decoder's offset counts from where its vector loop stopped.
+					_, derr = base64.StdEncoding.Decode(inline, v)
 					err = fieldErr("", "must be standard base64: "+derr.Error())
 				}
 				inline = inline[:n]

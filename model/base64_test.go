@@ -1,0 +1,70 @@
+package model
+
+import (
+	"bytes"
+	"encoding/base64"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestFastBase64MatchesStd checks that fastBase64 accepts exactly the inputs encoding/base64
+// accepts and decodes them to the same bytes: valid encodings of every length around the vector
+// loop's 32-byte steps, with line breaks, and with one byte corrupted at every position class.
+func TestFastBase64MatchesStd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var inputs [][]byte
+	for n := 0; n <= 200; n++ {
+		raw := make([]byte, n)
+		for i := range raw {
+			raw[i] = byte(rng.UintN(256))
+		}
+		enc := []byte(base64.StdEncoding.EncodeToString(raw))
+		inputs = append(inputs, enc)
+		if len(enc) > 0 {
+			for _, bad := range []byte{'=', '\n', '\r', '-', '_', ' ', 0, 0xff, '.'} {
+				c := bytes.Clone(enc)
+				c[rng.IntN(len(c))] = bad
+				inputs = append(inputs, c)
+			}
+			inputs = append(inputs, enc[:len(enc)-1]) // truncated
+			withBreaks := bytes.Clone(enc)
+			for i := 76; i < len(withBreaks); i += 77 {
+				withBreaks = append(withBreaks[:i], append([]byte{'\n'}, withBreaks[i:]...)...)
+			}
+			inputs = append(inputs, withBreaks)
+		}
+	}
+	inputs = append(inputs, []byte("===="), []byte("QQ=="), []byte("QQ="), []byte("QR=="), []byte("Q\r\nQ=="))
+	for _, in := range inputs {
+		want := make([]byte, base64.StdEncoding.DecodedLen(len(in)))
+		wn, werr := base64.StdEncoding.Decode(want, in)
+		got := make([]byte, base64.StdEncoding.DecodedLen(len(in)))
+		gn, gerr := fastBase64.Decode(got, in)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: encoding/base64 says %v, fastBase64 %v", in, werr, gerr)
+		}
+		if werr == nil && !bytes.Equal(want[:wn], got[:gn]) {
+			t.Fatalf("%q: decoded %x, want %x", in, got[:gn], want[:wn])
+		}
+	}
+}
+
+// TestInlineBytesError: a corrupt inline attachment is rejected with encoding/base64's message,
+// its offset counted from the start of the value even past the fast decoder's vector loop.
+func TestInlineBytesError(t *testing.T) {
+	body := bytes.Clone(findFixture(t, "bugreport-lifecycleswiftui-screenview-inline-bytes-attach_6fe596a7"))
+	at := bytes.Index(body, []byte(`"bytes":"`))
+	if at < 0 {
+		t.Fatal("fixture has no inline attachment")
+	}
+	at += len(`"bytes":"`)
+	if end := bytes.IndexByte(body[at:], '"'); end < 200 {
+		t.Fatalf("first inline attachment is %d characters, want 200 or more", end)
+	}
+	body[at+150] = '!'
+	_, err := DecodeBatch(body, testApp, false)
+	if err == nil || !strings.Contains(err.Error(), "must be standard base64: illegal base64 data at input byte 150") {
+		t.Fatalf("DecodeBatch: %v, want the offset 150 named", err)
+	}
+}
