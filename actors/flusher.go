@@ -48,12 +48,12 @@ type FlushOptions struct {
 	Probe, ProbeTimeout time.Duration
 	// Blobs receives inline attachment bytes; without it they are dropped (tests of rows only).
 	Blobs sinks.BlobStore
+	// IdleRelease is how long a flusher holds no rows before it lets its buffers go, and
+	// tells a store that keeps memory between writes (sinks.Idler) to do the same; default 30 s.
+	IdleRelease time.Duration
 }
 
 type flushTick struct{}
-
-// idleRelease is how long a flusher holds no rows before it lets its buffers go.
-const idleRelease = 30 * time.Second
 
 // FlushNow asks the flusher to write what it holds now; it responds with a FlushNowReply once
 // the write succeeded or failed. Start-up uses it to know the spool's replayed rows are stored.
@@ -127,6 +127,9 @@ func NewFlusher(store sinks.EventStore, acker Acker, opts FlushOptions, m *Flush
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
+	if opts.IdleRelease <= 0 {
+		opts.IdleRelease = 30 * time.Second
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
@@ -192,8 +195,11 @@ func (f *flusher) Receive(ctx actor.Context) {
 		}
 		// Idle: the row buffers (up to MaxRows rows of capacity) go back to the heap, so a node
 		// whose load stopped holds no more than it needs.
-		if len(f.acks) == 0 && cap(f.events)+cap(f.spans) > 0 && time.Since(f.last) >= idleRelease {
+		if len(f.acks) == 0 && cap(f.events)+cap(f.spans) > 0 && time.Since(f.last) >= f.opts.IdleRelease {
 			f.events, f.spans, f.blobs, f.acks = nil, nil, nil, nil
+			if st, ok := f.store.(sinks.Idler); ok {
+				st.Idle()
+			}
 		}
 	case *actor.Stopping:
 		f.stop()

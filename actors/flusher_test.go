@@ -115,3 +115,40 @@ func TestFlusherFlushesByBytes(t *testing.T) {
 		}
 	}
 }
+
+// idleStore counts the Idle calls of an event store that keeps memory between writes.
+type idleStore struct {
+	sinks.EventStore
+	idle atomic.Int32
+}
+
+func (s *idleStore) Idle() { s.idle.Add(1) }
+
+// TestFlusherIdleReleasesStore: once the flusher has held nothing for IdleRelease, it tells a
+// store that keeps memory between writes (sinks.Idler) to let it go, once.
+func TestFlusherIdleReleasesStore(t *testing.T) {
+	store := &idleStore{EventStore: newDownStore(t).EventStore}
+	sys := NewSystem(quiet)
+	defer sys.Shutdown()
+	acker := countingAcker{acked: make(chan uint64, 100)}
+	const idle = 300 * time.Millisecond
+	pid := sys.AS.Root.Spawn(NewFlusher(store, acker, FlushOptions{Interval: 20 * time.Millisecond, IdleRelease: idle},
+		NewFlushMetrics(prometheus.NewRegistry()), quiet))
+	sys.AS.Root.Send(pid, &FlushItem{Events: someEvents(3), Seq: 1})
+	select {
+	case <-acker.acked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the batch was not flushed")
+	}
+	if n := store.idle.Load(); n != 0 {
+		t.Fatalf("Idle called %d times right after a write", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for store.idle.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(5 * idle) // more idle ticks: no further call
+	if n := store.idle.Load(); n != 1 {
+		t.Fatalf("Idle called %d times over %v of idle, want 1", n, 5*idle)
+	}
+}

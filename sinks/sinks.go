@@ -119,6 +119,14 @@ type EventStore interface {
 	Close() error
 }
 
+// Idler is an EventStore that keeps memory between writes for the next one (the embedded
+// store's write scratch, tens of MB flat out). Idle says writes have stopped for a while: it
+// lets that memory go, and the next write makes it anew. The flusher calls it when it lets its
+// own buffers go.
+type Idler interface {
+	Idle()
+}
+
 // Analytics answers the dashboard's crash, ANR, journey and health queries over an event
 // store's events. Both event stores implement it; sinks/eventstest checks every method against
 // a brute-force reference (eventstest.Reference) built on the Go definitions in model

@@ -194,3 +194,42 @@ func BenchmarkEvent(b *testing.B) {
 		}
 	}
 }
+
+// TestSpareScratch: a write leaves its scratch for the next one, Idle drops it, and writes go on
+// after it.
+func TestSpareScratch(t *testing.T) {
+	s := New(memDB(t))
+	app := uuid.New()
+	write := func(n int) {
+		t.Helper()
+		events := make([]model.Event, n)
+		for i := range events {
+			events[i] = model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: "custom", Timestamp: int64(i + 1), Payload: []byte(`{}`)}
+		}
+		if err := s.WriteEvents(context.Background(), events); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(100)
+	sc := s.spare.Load()
+	if sc == nil || cap(sc.rows) < 100 || cap(sc.arena) < 100*arenaPerRow {
+		t.Fatalf("after a write of 100 rows the spare is %+v", sc)
+	}
+	for _, r := range sc.rows[:cap(sc.rows)] {
+		if r.val != nil || r.id != nil {
+			t.Fatal("the spare's rows still point at the last write's values")
+		}
+	}
+	write(10)
+	if s.spare.Load() != sc {
+		t.Fatal("a smaller write did not reuse the spare")
+	}
+	s.Idle()
+	if s.spare.Load() != nil {
+		t.Fatal("Idle kept the spare")
+	}
+	write(10)
+	if n, _, err := s.Count(context.Background(), app); err != nil || n != 120 {
+		t.Fatalf("Count = %d, %v; want 120", n, err)
+	}
+}

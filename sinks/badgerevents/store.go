@@ -76,7 +76,10 @@ type Store struct {
 	spare atomic.Pointer[scratch]
 }
 
-var _ sinks.EventStore = (*Store)(nil)
+var (
+	_ sinks.EventStore = (*Store)(nil)
+	_ sinks.Idler      = (*Store)(nil)
+)
 
 // New returns a store over the node's shared database. While it is open it must be the only
 // writer of the database's event and span rows (its id filter knows only the ids present when
@@ -159,15 +162,16 @@ func appendIdxKey(b []byte, prefix string, app uuid.UUID, id []byte) []byte {
 // The Store keeps one (spare) rather than a sync.Pool: the flusher writes about once a second,
 // and the collector runs several times a second flat out, so a pooled arena of tens of MB was
 // mostly gone by the next write, which then allocated, cleared and grew a new one (3 % of the
-// embedded node's CPU in its flat-out profile). The spare stays while the node is idle: at
-// most spareMax bytes of arena, about what a flush of 50,000 rows needs.
+// embedded node's CPU in its flat-out profile). The spare is at most spareMax bytes of arena
+// and as many rows as fill it, about what a flush of the flusher's 50,000 rows needs, and Idle
+// drops it once the flusher has had nothing to write for a while.
 type scratch struct {
 	rows  []row
 	arena []byte
 }
 
-// spareMax bounds the arena the Store keeps between writes.
-const spareMax = 48 << 20
+// spareMax bounds the arena the Store keeps between writes; spareMax/arenaPerRow its rows.
+const spareMax = 64 << 20
 
 // arenaPerRow is the arena room a write starts with per row: a little above a recorded
 // event's encoded size with its id.
@@ -191,14 +195,17 @@ func (s *Store) getScratch(n int) *scratch {
 	return sc
 }
 
-// putScratch keeps sc as the spare unless its arena is larger than spareMax.
+// putScratch keeps sc as the spare unless it is larger than a flush of the node's needs.
 func (s *Store) putScratch(sc *scratch) {
-	if cap(sc.arena) > spareMax {
+	if cap(sc.arena) > spareMax || cap(sc.rows) > spareMax/arenaPerRow {
 		return
 	}
 	clear(sc.rows) // no row keeps a session's walk step (its strings) alive
 	s.spare.Store(sc)
 }
+
+// Idle drops the spare scratch; see sinks.Idler.
+func (s *Store) Idle() { s.spare.Store(nil) }
 
 // WriteEvents stores events; see sinks.EventStore.
 func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
