@@ -48,8 +48,10 @@ type FlushOptions struct {
 	Probe, ProbeTimeout time.Duration
 	// Blobs receives inline attachment bytes; without it they are dropped (tests of rows only).
 	Blobs sinks.BlobStore
-	// IdleRelease is how long a flusher holds no rows before it lets its buffers go, and
-	// tells a store that keeps memory between writes (sinks.Idler) to do the same; default 30 s.
+	// IdleRelease is how long after its last write a flusher that holds no rows lets its
+	// buffers go, and tells a store that keeps memory between writes (sinks.Idler) to do the
+	// same; default 10 s, so that they are garbage before the node's idle collection
+	// (cmd/svc/node, every 15 s without one) looks.
 	IdleRelease time.Duration
 }
 
@@ -85,8 +87,9 @@ type flusher struct {
 	spans  []model.Span
 	blobs  []Blob
 	acks   []pendingAck
-	bytes  int64 // body bytes of the held batches
-	last   time.Time
+	bytes  int64     // body bytes of the held batches
+	last   time.Time // when the last write started
+	done   time.Time // when the last write that succeeded ended
 	stop   context.CancelFunc
 
 	failing   bool          // the last write failed
@@ -128,7 +131,7 @@ func NewFlusher(store sinks.EventStore, acker Acker, opts FlushOptions, m *Flush
 		opts.Interval = time.Second
 	}
 	if opts.IdleRelease <= 0 {
-		opts.IdleRelease = 30 * time.Second
+		opts.IdleRelease = 10 * time.Second
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
@@ -150,6 +153,7 @@ func (f *flusher) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		f.last = time.Now()
+		f.done = f.last
 		tickCtx, cancel := context.WithCancel(context.Background())
 		f.stop = cancel
 		self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -195,7 +199,7 @@ func (f *flusher) Receive(ctx actor.Context) {
 		}
 		// Idle: the row buffers (up to MaxRows rows of capacity) go back to the heap, so a node
 		// whose load stopped holds no more than it needs.
-		if len(f.acks) == 0 && cap(f.events)+cap(f.spans) > 0 && time.Since(f.last) >= f.opts.IdleRelease {
+		if len(f.acks) == 0 && cap(f.events)+cap(f.spans) > 0 && time.Since(f.done) >= f.opts.IdleRelease {
 			f.events, f.spans, f.blobs, f.acks = nil, nil, nil, nil
 			if st, ok := f.store.(sinks.Idler); ok {
 				st.Idle()
@@ -250,7 +254,7 @@ func (f *flusher) flush() error {
 		f.log.Info("event store writes recovered", "outage", time.Since(f.failedAt).String(),
 			"rows", f.rows(), "took", time.Since(start).String())
 	}
-	f.failing, f.backoff = false, 0
+	f.failing, f.backoff, f.done = false, 0, time.Now()
 	f.m.Rows.WithLabelValues("events").Add(float64(len(f.events)))
 	f.m.Rows.WithLabelValues("spans").Add(float64(len(f.spans)))
 	for _, a := range f.acks {

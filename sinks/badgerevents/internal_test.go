@@ -195,8 +195,8 @@ func BenchmarkEvent(b *testing.B) {
 	}
 }
 
-// TestSpareScratch: a write leaves its scratch for the next one, Idle drops it, and writes go on
-// after it.
+// TestSpareScratch: a write leaves its scratch for the next one, small writes reuse it until
+// shrinkAfter of them in a row shrink it, Idle drops it, and writes go on after it.
 func TestSpareScratch(t *testing.T) {
 	s := New(memDB(t))
 	app := uuid.New()
@@ -220,16 +220,23 @@ func TestSpareScratch(t *testing.T) {
 			t.Fatal("the spare's rows still point at the last write's values")
 		}
 	}
+	for i := 1; i < shrinkAfter; i++ {
+		write(10)
+		if s.spare.Load() != sc {
+			t.Fatalf("small write %d did not reuse the spare", i)
+		}
+	}
 	write(10)
-	if s.spare.Load() != sc {
-		t.Fatal("a smaller write did not reuse the spare")
+	if got := s.spare.Load(); got == sc || got == nil || cap(got.arena) >= 100*arenaPerRow {
+		t.Fatalf("after %d small writes in a row the spare did not shrink: %p, was %p", shrinkAfter, got, sc)
 	}
 	s.Idle()
 	if s.spare.Load() != nil {
 		t.Fatal("Idle kept the spare")
 	}
 	write(10)
-	if n, _, err := s.Count(context.Background(), app); err != nil || n != 120 {
-		t.Fatalf("Count = %d, %v; want 120", n, err)
+	want := int64(100 + 10*shrinkAfter + 10)
+	if n, _, err := s.Count(context.Background(), app); err != nil || n != want {
+		t.Fatalf("Count = %d, %v; want %d", n, err, want)
 	}
 }

@@ -159,36 +159,47 @@ func appendIdxKey(b []byte, prefix string, app uuid.UUID, id []byte) []byte {
 // made anew, they were a tenth of an embedded node's allocated bytes flat out. Badger has
 // copied what it keeps of them (into its memtable or value log) once Commit returned.
 //
-// The Store keeps one (spare) rather than a sync.Pool: the flusher writes about once a second,
-// and the collector runs several times a second flat out, so a pooled arena of tens of MB was
-// mostly gone by the next write, which then allocated, cleared and grew a new one (3 % of the
-// embedded node's CPU in its flat-out profile). The spare is at most spareMax bytes of arena
-// and as many rows as fill it, about what a flush of the flusher's 50,000 rows needs, and Idle
-// drops it once the flusher has had nothing to write for a while.
+// The Store keeps one (spare) rather than a sync.Pool, which empties at every other
+// collection: flat out the collector ran more often than the flusher wrote, and every write
+// allocated, cleared and grew a new arena of tens of MB (3 % of the embedded node's CPU in its
+// flat-out profile). The spare holds at most spareMax bytes of arena and as many rows as fill
+// it, about what a flush of the flusher's 50,000 rows needs. It shrinks once shrinkAfter
+// writes in a row needed less than a quarter of it, and Idle drops it.
 type scratch struct {
 	rows  []row
 	arena []byte
+	small int // writes in a row that needed less than a quarter of the arena
 }
 
-// spareMax bounds the arena the Store keeps between writes; spareMax/arenaPerRow its rows.
-const spareMax = 64 << 20
-
-// arenaPerRow is the arena room a write starts with per row: a little above a recorded
-// event's encoded size with its id.
-const arenaPerRow = 640
+const (
+	// spareMax bounds the arena the Store keeps between writes; spareMax/arenaPerRow its rows.
+	spareMax = 64 << 20
+	// arenaPerRow is the arena room a write starts with per row: a little above a recorded
+	// event's encoded size with its id.
+	arenaPerRow = 640
+	// shrinkAfter is how many small writes in a row make the spare shrink to their size: flat
+	// out, flushes of a few hundred rows come between flushes of tens of thousands, and a
+	// lower load keeps writing small ones about once a second.
+	shrinkAfter = 8
+)
 
 // getScratch returns n empty rows and an arena with room for about n values: the spare, when
 // no other write holds it, else a new one.
 func (s *Store) getScratch(n int) *scratch {
 	sc := s.spare.Swap(nil)
+	need := n * arenaPerRow
 	if sc == nil {
+		sc = new(scratch)
+	} else if need*4 >= cap(sc.arena) {
+		sc.small = 0
+	} else if sc.small++; sc.small >= shrinkAfter {
 		sc = new(scratch)
 	}
 	if cap(sc.rows) < n {
 		sc.rows = make([]row, n) // no copy of the old rows, unlike growing them
 	}
 	sc.rows = sc.rows[:n]
-	if need := n * arenaPerRow; cap(sc.arena) < need {
+	if cap(sc.arena) < need {
 		sc.arena = make([]byte, 0, need)
 	}
 	sc.arena = sc.arena[:0]
@@ -204,7 +215,8 @@ func (s *Store) putScratch(sc *scratch) {
 	s.spare.Store(sc)
 }
 
-// Idle drops the spare scratch; see sinks.Idler.
+// Idle drops the spare scratch; see sinks.Idler. A write in flight keeps its scratch as the
+// next spare.
 func (s *Store) Idle() { s.spare.Store(nil) }
 
 // WriteEvents stores events; see sinks.EventStore.
