@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -88,5 +89,53 @@ func BenchmarkBase64Decode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestInlineBytesPaths: an inline attachment's "bytes" decodes to what encoding/json and
+// encoding/base64 make of it, or is refused when either refuses it: escapes (slashes escaped by
+// some JSON encoders), line breaks raw and escaped, characters outside the alphabet, non-ASCII,
+// empty and long values, with the fast decoder's vector loop and its fallback both involved.
+func TestInlineBytesPaths(t *testing.T) {
+	body := findFixture(t, "bugreport-lifecycleswiftui-screenview-inline-bytes-attach_6fe596a7")
+	at := bytes.Index(body, []byte(`"bytes":"`))
+	if at < 0 {
+		t.Fatal("fixture has no inline attachment")
+	}
+	at += len(`"bytes":`)
+	end := at + 1 + bytes.IndexByte(body[at+1:], '"') + 1 // past the closing quote
+	long := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("svc?>~"), 300))
+	for _, value := range []string{
+		`""`,
+		`"QQ=="`,
+		`"` + long + `"`,
+		`"` + strings.ReplaceAll(long, "/", `\/`) + `"`, // an encoder that escapes slashes
+		`"` + long[:100] + `\n` + long[100:] + `"`,      // an escaped line break: base64 skips it
+		`"` + long[:100] + "\n" + long[100:] + `"`,      // a raw one: not JSON
+		`"` + long[:100] + "\r" + long[100:] + `"`,
+		`"` + long[:100] + "\t" + long[100:] + `"`,
+		`"` + long[:100] + `\u0041` + long[101:] + `"`,
+		`"` + long[:100] + "é" + long[102:] + `"`,
+		`"` + long[:100] + "!" + long[101:] + `"`,
+		`"` + long[:len(long)-1] + `"`,
+		`"` + long[:100] + `\"` + long[102:] + `"`,
+		` "QQ=="`,
+		`12`,
+	} {
+		b := append(append(append([]byte{}, body[:at]...), value...), body[end:]...)
+		batch, err := DecodeBatch(b, testApp, false)
+		var s string
+		jerr := json.Unmarshal([]byte(value), &s)
+		want, berr := base64.StdEncoding.DecodeString(s)
+		switch {
+		case jerr != nil || berr != nil:
+			if err == nil {
+				t.Errorf("%.60q: accepted; encoding/json says %v, encoding/base64 %v", value, jerr, berr)
+			}
+		case err != nil:
+			t.Errorf("%.60q: %v", value, err)
+		case len(batch.Inline) == 0 || !bytes.Equal(batch.Inline[0].Bytes, want):
+			t.Errorf("%.60q: decoded to something else than %d bytes", value, len(want))
+		}
 	}
 }
