@@ -72,8 +72,8 @@ func TestInlineBytesError(t *testing.T) {
 	}
 }
 
-// BenchmarkBase64Decode: one inline attachment of the recorded traffic's median size (1,468
-// characters), by encoding/base64 and by fastBase64.
+// BenchmarkBase64Decode: one inline attachment of 1,468 characters (the recorded traffic's
+// median is 1,548), by encoding/base64 and by fastBase64.
 func BenchmarkBase64Decode(b *testing.B) {
 	src := []byte(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xa5, 0x3c, 0x7e}, 367)))
 	dst := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
