@@ -172,7 +172,8 @@ type scratch struct {
 }
 
 const (
-	// spareMax bounds the arena the Store keeps between writes; spareMax/arenaPerRow its rows.
+	// spareMax bounds the arena the Store keeps between writes, and so its rows: getScratch
+	// gives n rows an arena of at least n*arenaPerRow bytes.
 	spareMax = 64 << 20
 	// arenaPerRow is the arena room a write starts with per row: a little above a recorded
 	// event's encoded size with its id.
@@ -208,7 +209,7 @@ func (s *Store) getScratch(n int) *scratch {
 
 // putScratch keeps sc as the spare unless it is larger than a flush of the node's needs.
 func (s *Store) putScratch(sc *scratch) {
-	if cap(sc.arena) > spareMax || cap(sc.rows) > spareMax/arenaPerRow {
+	if cap(sc.arena) > spareMax {
 		return
 	}
 	clear(sc.rows) // no row keeps a session's walk step (its strings) alive
