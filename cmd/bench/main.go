@@ -68,6 +68,7 @@ type config struct {
 	memoryOnly  bool
 	queryEvents int64
 	sessions    int
+	halfRate    float64 // requests/s of the half-rate run; 0: half the flat-out rate
 	query       queryOpts
 }
 
@@ -77,6 +78,7 @@ func run() int {
 	flag.Float64Var(&c.decodeSec, "decode-seconds", 5, "length of the in-process decode measurement")
 	flag.Float64Var(&c.partsSec, "parts-seconds", 5, "length of each part measurement (durable append, each store's insert)")
 	flag.IntVar(&c.concurrency, "concurrency", 8, "loadgen workers")
+	flag.Float64Var(&c.halfRate, "half-rate", 0, "requests per second of the half-rate run instead of half the flat-out rate, to compare two settings at the same load (the verdict then is not the target's)")
 	flag.StringVar(&c.doc, "doc", "docs/benchmarks.md", "file whose generated section gets the table (relative to the repository)")
 	flag.StringVar(&c.out, "out", "", "write the table to this file instead, a Markdown file of its own replaced whole (relative to the repository); -doc is then left alone")
 	flag.BoolVar(&c.write, "write", true, "write the table into -doc (or -out)")
@@ -602,6 +604,9 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	}
 	fmt.Printf("profiles in %s/%s-{cpu,heap}.pprof\n", out, label)
 	half := e.full.BatchesPerSec / 2
+	if c.halfRate > 0 {
+		half = c.halfRate
+	}
 	if half < 1 {
 		half = 1
 	}
