@@ -61,19 +61,53 @@ type attrCols struct {
 }
 
 func newAttrCols(n int) attrCols {
-	return attrCols{
-		installationID: make([]string, n), appVersion: make([]string, n), appBuild: make([]string, n),
-		appUniqueID: make([]string, n), platform: make([]string, n), sdkVersion: make([]string, n),
-		threadName: make([]string, n), userID: make([]string, n), deviceName: make([]string, n),
-		deviceModel: make([]string, n), deviceManufacturer: make([]string, n), deviceType: make([]string, n),
-		deviceLocale: make([]string, n), osName: make([]string, n), osVersion: make([]string, n),
-		networkType: make([]string, n), networkProvider: make([]string, n),
-		networkGeneration: make([]string, n), deviceCPUArch: make([]string, n),
-		foldable: make([]uint8, n), physical: make([]uint8, n), lowPower: make([]uint8, n),
-		thermal: make([]uint8, n), osPageSize: make([]uint8, n),
-		densityDPI: make([]uint16, n), widthPx: make([]uint16, n), heightPx: make([]uint16, n),
-		density: make([]float32, n), sessionStart: make([]int64, n), extra: make([]json.RawMessage, n),
+	var c attrCols
+	c.reset(n)
+	return c
+}
+
+// reset gives every column n rows, reusing the slices that hold that many; set must then fill
+// each row before the columns are read.
+func (c *attrCols) reset(n int) {
+	for _, s := range c.strs() {
+		*s = fit(*s, n)
 	}
+	c.foldable, c.physical, c.lowPower = fit(c.foldable, n), fit(c.physical, n), fit(c.lowPower, n)
+	c.thermal, c.osPageSize = fit(c.thermal, n), fit(c.osPageSize, n)
+	c.densityDPI, c.widthPx, c.heightPx = fit(c.densityDPI, n), fit(c.widthPx, n), fit(c.heightPx, n)
+	c.density, c.sessionStart, c.extra = fit(c.density, n), fit(c.sessionStart, n), fit(c.extra, n)
+}
+
+// release zeroes what refers to the rows' memory (strings, Extra), so that kept columns do not
+// keep written rows alive.
+func (c *attrCols) release() {
+	for _, s := range c.strs() {
+		clear(*s)
+	}
+	clear(c.extra)
+}
+
+// strs lists the columns of strings.
+func (c *attrCols) strs() [19]*[]string {
+	return [...]*[]string{&c.installationID, &c.appVersion, &c.appBuild, &c.appUniqueID,
+		&c.platform, &c.sdkVersion, &c.threadName, &c.userID, &c.deviceName, &c.deviceModel,
+		&c.deviceManufacturer, &c.deviceType, &c.deviceLocale, &c.osName, &c.osVersion,
+		&c.networkType, &c.networkProvider, &c.networkGeneration, &c.deviceCPUArch}
+}
+
+// fit returns s with length n: s itself when its capacity allows, else a new slice. The caller
+// overwrites the elements it reads.
+func fit[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// releaseWindows zeroes rows' windows and the flat slice behind them.
+func releaseWindows[T any](rows [][]T, flat []T) {
+	clear(rows)
+	clear(flat)
 }
 
 func (c *attrCols) cols() []col {
@@ -156,17 +190,35 @@ func (c *attrCols) get(i int) model.Attributes {
 }
 
 // udCols holds user-defined attributes as three parallel arrays per row. On writes the rows'
-// arrays are windows into one flat backing slice per column: three allocations per batch.
+// arrays are windows into one flat backing slice per column: three allocations per batch, none
+// when the columns are reused.
 type udCols struct {
 	keys, values [][]string
 	types        [][]uint8
+	flatK, flatV []string // behind the rows' windows
+	flatT        []uint8
 }
 
 func newUDCols(n, total int) udCols {
-	c := udCols{keys: make([][]string, n), values: make([][]string, n), types: make([][]uint8, n)}
-	flatK, flatV, flatT := make([]string, total), make([]string, total), make([]uint8, total)
-	c.keys[0], c.values[0], c.types[0] = flatK, flatV, flatT // the remainder, until set
+	var c udCols
+	c.reset(n, total)
 	return c
+}
+
+// reset gives the columns n rows and total attributes in all; see attrCols.reset.
+func (c *udCols) reset(n, total int) {
+	c.keys, c.values, c.types = fit(c.keys, n), fit(c.values, n), fit(c.types, n)
+	c.flatK, c.flatV, c.flatT = fit(c.flatK, total), fit(c.flatV, total), fit(c.flatT, total)
+	if n > 0 {
+		c.keys[0], c.values[0], c.types[0] = c.flatK, c.flatV, c.flatT // the remainder, until set
+	}
+}
+
+// release zeroes the rows' strings; see attrCols.release.
+func (c *udCols) release() {
+	releaseWindows(c.keys, c.flatK)
+	releaseWindows(c.values, c.flatV)
+	clear(c.types)
 }
 
 func (c *udCols) cols() []col {
@@ -234,29 +286,63 @@ type eventCols struct {
 	httpDomain, httpPath, httpMethod []string
 	httpStatus                       []uint16
 	httpLatency, httpElapsed         []int64
+	// behind the attachment columns' windows
+	attIDFlat   []uuid.UUID
+	attSizeFlat []int64
+	attStrFlat  [6][]string // in attStrs' order
 }
 
 func newEventCols(n, udTotal, attTotal int) *eventCols {
-	c := &eventCols{
-		appID: make([]uuid.UUID, n), id: make([]uuid.UUID, n), session: make([]uuid.UUID, n),
-		typ: make([]string, n), payload: make([]json.RawMessage, n), ts: make([]int64, n),
-		time: make([]int64, n), userTriggered: make([]uint8, n),
-		attrs: newAttrCols(n), ud: newUDCols(n, udTotal),
-		attIDs: make([][]uuid.UUID, n), attNames: make([][]string, n), attTypes: make([][]string, n),
-		attExts: make([][]string, n), attTimes: make([][]string, n), attBlobKeys: make([][]string, n),
-		attPaths: make([][]string, n), attSizes: make([][]int64, n),
-		groupID: make([]string, n), screen: make([]string, n), launchKind: make([]string, n),
-		fatal: make([]uint8, n), foreground: make([]uint8, n), launchMs: make([]float64, n),
-		issueType: make([]string, n), issueMessage: make([]string, n), issueMethod: make([]string, n),
-		issueFile: make([]string, n), severity: make([]string, n), issueLine: make([]int32, n),
-		httpDomain: make([]string, n), httpPath: make([]string, n), httpMethod: make([]string, n),
-		httpStatus: make([]uint16, n), httpLatency: make([]int64, n), httpElapsed: make([]int64, n),
+	return new(eventCols).reset(n, udTotal, attTotal)
+}
+
+// reset gives the columns n rows, udTotal user-defined attributes and attTotal attachments in
+// all, reusing the slices that hold that many, and returns c; see attrCols.reset.
+func (c *eventCols) reset(n, udTotal, attTotal int) *eventCols {
+	c.appID, c.id, c.session = fit(c.appID, n), fit(c.id, n), fit(c.session, n)
+	c.payload, c.ts, c.time = fit(c.payload, n), fit(c.ts, n), fit(c.time, n)
+	c.userTriggered = fit(c.userTriggered, n)
+	for _, s := range c.strs() {
+		*s = fit(*s, n)
 	}
-	c.attIDs[0], c.attSizes[0] = make([]uuid.UUID, attTotal), make([]int64, attTotal)
-	for _, a := range c.attStrs() {
-		(*a)[0] = make([]string, attTotal)
+	c.fatal, c.foreground, c.launchMs = fit(c.fatal, n), fit(c.foreground, n), fit(c.launchMs, n)
+	c.issueLine, c.httpStatus = fit(c.issueLine, n), fit(c.httpStatus, n)
+	c.httpLatency, c.httpElapsed = fit(c.httpLatency, n), fit(c.httpElapsed, n)
+	c.attrs.reset(n)
+	c.ud.reset(n, udTotal)
+	c.attIDs, c.attSizes = fit(c.attIDs, n), fit(c.attSizes, n)
+	c.attIDFlat, c.attSizeFlat = fit(c.attIDFlat, attTotal), fit(c.attSizeFlat, attTotal)
+	for k, a := range c.attStrs() {
+		*a = fit(*a, n)
+		c.attStrFlat[k] = fit(c.attStrFlat[k], attTotal)
+	}
+	if n > 0 { // each row's window is taken from the front of the remainder row 0 holds
+		c.attIDs[0], c.attSizes[0] = c.attIDFlat, c.attSizeFlat
+		for k, a := range c.attStrs() {
+			(*a)[0] = c.attStrFlat[k]
+		}
 	}
 	return c
+}
+
+// release zeroes what refers to the written events' memory; see attrCols.release.
+func (c *eventCols) release() {
+	clear(c.payload)
+	for _, s := range c.strs() {
+		clear(*s)
+	}
+	c.attrs.release()
+	c.ud.release()
+	for k, a := range c.attStrs() {
+		releaseWindows(*a, c.attStrFlat[k])
+	}
+}
+
+// strs lists the one-string-per-row columns.
+func (c *eventCols) strs() [12]*[]string {
+	return [...]*[]string{&c.typ, &c.groupID, &c.screen, &c.launchKind, &c.issueType,
+		&c.issueMessage, &c.issueMethod, &c.issueFile, &c.severity, &c.httpDomain, &c.httpPath,
+		&c.httpMethod}
 }
 
 func (c *eventCols) cols() []col {
@@ -397,19 +483,40 @@ type spanCols struct {
 	cpTimes                         [][]int64
 	attrs                           attrCols
 	ud                              udCols
+	cpNameFlat                      []string // behind the checkpoint columns' windows
+	cpTimeFlat                      []int64
 }
 
 func newSpanCols(n, udTotal, cpTotal int) *spanCols {
-	c := &spanCols{
-		appID: make([]uuid.UUID, n), session: make([]uuid.UUID, n), spanID: make([]string, n),
-		traceID: make([]string, n), parentID: make([]string, n), name: make([]string, n),
-		status: make([]uint8, n), start: make([]int64, n), end: make([]int64, n),
-		time: make([]int64, n), duration: make([]uint64, n),
-		cpNames: make([][]string, n), cpTimes: make([][]int64, n),
-		attrs: newAttrCols(n), ud: newUDCols(n, udTotal),
+	return new(spanCols).reset(n, udTotal, cpTotal)
+}
+
+// reset gives the columns n rows, udTotal user-defined attributes and cpTotal checkpoints in
+// all and returns c; see eventCols.reset.
+func (c *spanCols) reset(n, udTotal, cpTotal int) *spanCols {
+	c.appID, c.session = fit(c.appID, n), fit(c.session, n)
+	c.spanID, c.traceID, c.parentID, c.name = fit(c.spanID, n), fit(c.traceID, n), fit(c.parentID, n), fit(c.name, n)
+	c.status, c.start, c.end = fit(c.status, n), fit(c.start, n), fit(c.end, n)
+	c.time, c.duration = fit(c.time, n), fit(c.duration, n)
+	c.cpNames, c.cpTimes = fit(c.cpNames, n), fit(c.cpTimes, n)
+	c.cpNameFlat, c.cpTimeFlat = fit(c.cpNameFlat, cpTotal), fit(c.cpTimeFlat, cpTotal)
+	if n > 0 {
+		c.cpNames[0], c.cpTimes[0] = c.cpNameFlat, c.cpTimeFlat
 	}
-	c.cpNames[0], c.cpTimes[0] = make([]string, cpTotal), make([]int64, cpTotal)
+	c.attrs.reset(n)
+	c.ud.reset(n, udTotal)
 	return c
+}
+
+// release zeroes what refers to the written spans' memory; see attrCols.release.
+func (c *spanCols) release() {
+	clear(c.spanID)
+	clear(c.traceID)
+	clear(c.parentID)
+	clear(c.name)
+	releaseWindows(c.cpNames, c.cpNameFlat)
+	c.attrs.release()
+	c.ud.release()
 }
 
 func (c *spanCols) cols() []col {

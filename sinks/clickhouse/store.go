@@ -55,7 +55,17 @@ type Store struct {
 	lastBuilt atomic.Int64     // the time of this store's latest journey build
 	clock     func() time.Time // time.Now; tests move it on
 	blockRows int              // rows per block of an INSERT (defaultBlockRows); tests make it small
+
+	// The columns of the last write, kept for the next one: made anew at each flush they were
+	// 17 % of the bytes a ClickHouse node allocated flat out (docs/benchmarks.md). Nil after
+	// Idle; a column set of more than spareMaxRows rows is not kept.
+	spareEvents atomic.Pointer[eventCols]
+	spareSpans  atomic.Pointer[spanCols]
 }
+
+// spareMaxRows bounds the rows of the column sets a Store keeps between writes: twice the
+// flusher's default write, so the flusher's are kept and a bulk load's much larger ones are not.
+const spareMaxRows = 100_000
 
 // defaultBlockRows is how many rows an INSERT sends per block. The driver builds a block's
 // columns by appending to growing buffers, and Go grows a large buffer by a quarter at a time:
@@ -258,11 +268,20 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 		ud += len(events[i].UserDefined)
 		att += len(events[i].Attachments)
 	}
-	c := newEventCols(len(events), ud, att)
+	c := s.spareEvents.Swap(nil) // nil, or no other write holds it
+	if c == nil {
+		c = new(eventCols)
+	}
+	c.reset(len(events), ud, att)
 	for i := range events {
 		c.set(i, &events[i])
 	}
-	if err := s.insert(ctx, "events", c.cols()); err != nil {
+	err := s.insert(ctx, "events", c.cols())
+	c.release()
+	if cap(c.id) <= spareMaxRows {
+		s.spareEvents.Store(c)
+	}
+	if err != nil {
 		return fmt.Errorf("clickhouse: write %d events: %w", len(events), err)
 	}
 	// After the insert: a journey build that starts after the mark reads the events.
@@ -279,14 +298,29 @@ func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
 		ud += len(spans[i].UserDefined)
 		cp += len(spans[i].Checkpoints)
 	}
-	c := newSpanCols(len(spans), ud, cp)
+	c := s.spareSpans.Swap(nil)
+	if c == nil {
+		c = new(spanCols)
+	}
+	c.reset(len(spans), ud, cp)
 	for i := range spans {
 		c.set(i, &spans[i])
 	}
-	if err := s.insert(ctx, "spans", c.cols()); err != nil {
+	err := s.insert(ctx, "spans", c.cols())
+	c.release()
+	if cap(c.spanID) <= spareMaxRows {
+		s.spareSpans.Store(c)
+	}
+	if err != nil {
 		return fmt.Errorf("clickhouse: write %d spans: %w", len(spans), err)
 	}
 	return nil
+}
+
+// Idle drops the column sets kept for the next write; see sinks.Idler.
+func (s *Store) Idle() {
+	s.spareEvents.Store(nil)
+	s.spareSpans.Store(nil)
 }
 
 // queryOne scans the first row of query into cols, or returns sinks.ErrNotFound.
