@@ -68,7 +68,8 @@ type config struct {
 	memoryOnly  bool
 	queryEvents int64
 	sessions    int
-	halfRate    float64 // requests/s of the half-rate run; 0: half the flat-out rate
+	halfRate    float64       // requests/s of the half-rate run; 0: half the flat-out rate
+	retryWait   time.Duration // loadgen's -max-retry-wait
 	query       queryOpts
 }
 
@@ -78,6 +79,7 @@ func run() int {
 	flag.Float64Var(&c.decodeSec, "decode-seconds", 5, "length of the in-process decode measurement")
 	flag.Float64Var(&c.partsSec, "parts-seconds", 5, "length of each part measurement (durable append, each store's insert)")
 	flag.IntVar(&c.concurrency, "concurrency", 8, "loadgen workers")
+	flag.DurationVar(&c.retryWait, "max-retry-wait", 100*time.Millisecond, "loadgen's longest wait before retrying a 503 or 429, whatever its Retry-After says: short, so that a full spool's 503s (Retry-After 5 s) do not stop the flat-out load while the store drains the spool")
 	flag.Float64Var(&c.halfRate, "half-rate", 0, "requests per second of the half-rate run instead of half the flat-out rate, to compare two settings at the same load (the verdict then is not the target's)")
 	flag.StringVar(&c.doc, "doc", "docs/benchmarks.md", "file whose generated section gets the table (relative to the repository)")
 	flag.StringVar(&c.out, "out", "", "write the table to this file instead, a Markdown file of its own replaced whole (relative to the repository); -doc is then left alone")
@@ -497,7 +499,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 
 	loadgen := func(rate float64, seconds int) (summary, error) {
 		args := []string{"-url", "http://" + n.addr, "-key", a["api_key"], "-concurrency", strconv.Itoa(c.concurrency),
-			"-duration", strconv.Itoa(seconds) + "s", "-json", "-progress", "0"}
+			"-duration", strconv.Itoa(seconds) + "s", "-json", "-progress", "0", "-max-retry-wait", c.retryWait.String()}
 		if rate > 0 {
 			args = append(args, "-rate", strconv.FormatFloat(rate, 'f', 1, 64))
 		}

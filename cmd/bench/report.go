@@ -521,6 +521,9 @@ func e2eValue(s summary) string {
 	if s.Failed > 0 {
 		v += fmt.Sprintf("; %d failed", s.Failed)
 	}
+	if n := s.Status["503"] + s.Status["429"]; n > 0 {
+		v += fmt.Sprintf("; %d answers were 503 or 429 (the node's back-pressure), each retried within -max-retry-wait", n)
+	}
 	return v
 }
 
@@ -589,7 +592,10 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   many rows per second the store took meanwhile and how much acknowledged data was still
   waiting for it at the end (up to --spool-max-bytes): a run that ends with a backlog
   acknowledged faster than its store keeps up, so the verdict, the ÷ decode ceiling and the
-  efficiency rows use the lesser of the two rates.
+  efficiency rows use the lesser of the two rates. Once the spool is full the node answers 503
+  with Retry-After 5 s; loadgen's workers retry after at most 100 ms (-max-retry-wait), so that
+  the load stays on and the store never runs out of rows to write. The row says how many such
+  answers there were.
 - **pipeline efficiency**: that rate ÷ (2 cores ÷ Σ parts), the parts being decode + validate
   (a), the durable append and the store insert measured in isolation as CPU per item: ≥ 0.75 on
   both setups, i.e. the node spends at most a third more than the irreducible work.

@@ -692,3 +692,25 @@ func TestWriteCopies(t *testing.T) {
 		t.Fatalf("err = %v, want %v", err, boom)
 	}
 }
+
+// A flat-out row says how many answers were the node's back-pressure: a run whose workers
+// waited on 503s is not the same measurement as one without.
+func TestE2EValueBackPressure(t *testing.T) {
+	tests := []struct {
+		name   string
+		status map[string]int64
+		want   string
+	}{
+		{"none", map[string]int64{"200": 10}, ""},
+		{"503 and 429", map[string]int64{"200": 10, "503": 3, "429": 1}, "; 4 answers were 503 or 429"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := e2eValue(summary{ItemsPerSec: 1000, BatchesPerSec: 10, Status: tt.status})
+			has := strings.Contains(v, "answers were 503 or 429")
+			if tt.want == "" && has || tt.want != "" && !strings.Contains(v, tt.want) {
+				t.Errorf("e2eValue = %q, want it to say %q", v, tt.want)
+			}
+		})
+	}
+}
