@@ -120,9 +120,9 @@ type EventStore interface {
 }
 
 // Idler is an EventStore that keeps memory between writes for the next one (the embedded
-// store's write scratch, tens of MB flat out). Idle says writes have stopped for a while: it
-// lets that memory go, and the next write makes it anew; a write in flight may keep its own.
-// The flusher calls it when it lets its own buffers go.
+// store's write scratch, ClickHouse's column slices: tens of MB flat out). Idle says writes
+// have stopped for a while: it lets that memory go, and the next write makes it anew; a write
+// in flight may keep its own. The flusher calls it when it lets its own buffers go.
 type Idler interface {
 	Idle()
 }

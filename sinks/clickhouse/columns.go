@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/google/uuid"
@@ -102,6 +103,36 @@ func fit[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// countSmall is small, the writes in a row that used under a quarter of a column set's rows,
+// after one of n rows on a set of capacity rows.
+func countSmall(small, n, rows int) int {
+	if n*4 < rows {
+		return small + 1
+	}
+	return 0
+}
+
+// capBytes is what the slices in v take by their capacity: v is a slice, or a []col, whose
+// columns' values are slices (the windows of a flat slice count as their headers only).
+func capBytes(v any) int64 {
+	if cols, ok := v.([]col); ok {
+		var b int64
+		for _, c := range cols {
+			b += capBytes(c.values)
+		}
+		return b
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Array { // [k][]T: the arrays' slices
+		var b int64
+		for i := range rv.Len() {
+			b += capBytes(rv.Index(i).Interface())
+		}
+		return b
+	}
+	return int64(rv.Cap()) * int64(rv.Type().Elem().Size())
 }
 
 // releaseWindows zeroes rows' windows and the flat slice behind them.
@@ -214,6 +245,11 @@ func (c *udCols) reset(n, total int) {
 	}
 }
 
+// flatBytes is what the flat slices behind the windows take.
+func (c *udCols) flatBytes() int64 {
+	return capBytes(c.flatK) + capBytes(c.flatV) + capBytes(c.flatT)
+}
+
 // release zeroes the rows' strings; see attrCols.release.
 func (c *udCols) release() {
 	releaseWindows(c.keys, c.flatK)
@@ -290,6 +326,7 @@ type eventCols struct {
 	attIDFlat   []uuid.UUID
 	attSizeFlat []int64
 	attStrFlat  [6][]string // in attStrs' order
+	small       int         // writes in a row that used under a quarter of the rows (keepCols)
 }
 
 func newEventCols(n, udTotal, attTotal int) *eventCols {
@@ -299,6 +336,7 @@ func newEventCols(n, udTotal, attTotal int) *eventCols {
 // reset gives the columns n rows, udTotal user-defined attributes and attTotal attachments in
 // all, reusing the slices that hold that many, and returns c; see attrCols.reset.
 func (c *eventCols) reset(n, udTotal, attTotal int) *eventCols {
+	c.small = countSmall(c.small, n, cap(c.id))
 	c.appID, c.id, c.session = fit(c.appID, n), fit(c.id, n), fit(c.session, n)
 	c.payload, c.ts, c.time = fit(c.payload, n), fit(c.ts, n), fit(c.time, n)
 	c.userTriggered = fit(c.userTriggered, n)
@@ -325,6 +363,13 @@ func (c *eventCols) reset(n, udTotal, attTotal int) *eventCols {
 	return c
 }
 
+// held is what c's slices take (their capacity) and its writes in a row that used under a
+// quarter of its rows, for keepCols.
+func (c *eventCols) held() (int64, int) {
+	b := capBytes(c.cols()) + capBytes(c.attStrFlat) + capBytes(c.attIDFlat) + capBytes(c.attSizeFlat) + c.ud.flatBytes()
+	return b, c.small
+}
+
 // release zeroes what refers to the written events' memory; see attrCols.release.
 func (c *eventCols) release() {
 	clear(c.payload)
@@ -336,6 +381,8 @@ func (c *eventCols) release() {
 	for k, a := range c.attStrs() {
 		releaseWindows(*a, c.attStrFlat[k])
 	}
+	clear(c.attIDs) // windows into the set's own slices, cleared so that nothing is left
+	clear(c.attSizes)
 }
 
 // strs lists the one-string-per-row columns.
@@ -485,6 +532,7 @@ type spanCols struct {
 	ud                              udCols
 	cpNameFlat                      []string // behind the checkpoint columns' windows
 	cpTimeFlat                      []int64
+	small                           int // as in eventCols
 }
 
 func newSpanCols(n, udTotal, cpTotal int) *spanCols {
@@ -494,6 +542,7 @@ func newSpanCols(n, udTotal, cpTotal int) *spanCols {
 // reset gives the columns n rows, udTotal user-defined attributes and cpTotal checkpoints in
 // all and returns c; see eventCols.reset.
 func (c *spanCols) reset(n, udTotal, cpTotal int) *spanCols {
+	c.small = countSmall(c.small, n, cap(c.spanID))
 	c.appID, c.session = fit(c.appID, n), fit(c.session, n)
 	c.spanID, c.traceID, c.parentID, c.name = fit(c.spanID, n), fit(c.traceID, n), fit(c.parentID, n), fit(c.name, n)
 	c.status, c.start, c.end = fit(c.status, n), fit(c.start, n), fit(c.end, n)
@@ -508,6 +557,11 @@ func (c *spanCols) reset(n, udTotal, cpTotal int) *spanCols {
 	return c
 }
 
+// held is eventCols.held for spans.
+func (c *spanCols) held() (int64, int) {
+	return capBytes(c.cols()) + capBytes(c.cpNameFlat) + capBytes(c.cpTimeFlat) + c.ud.flatBytes(), c.small
+}
+
 // release zeroes what refers to the written spans' memory; see attrCols.release.
 func (c *spanCols) release() {
 	clear(c.spanID)
@@ -515,6 +569,7 @@ func (c *spanCols) release() {
 	clear(c.parentID)
 	clear(c.name)
 	releaseWindows(c.cpNames, c.cpNameFlat)
+	clear(c.cpTimes)
 	c.attrs.release()
 	c.ud.release()
 }

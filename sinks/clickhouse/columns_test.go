@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -28,15 +30,15 @@ func TestColumnsReused(t *testing.T) {
 		case 0:
 			small[i].UserDefined, small[i].Attachments = nil, nil
 		case 1:
-			small[i].UserDefined = append(small[i].UserDefined, model.UDAttr{Key: "k", Type: model.UDType(1), Value: "v"})
-			small[i].Attachments = append(small[i].Attachments, model.Attachment{ID: uuid.New(), Name: "n.png", Type: "screenshot"})
+			small[i].UserDefined = append(slices.Clone(small[i].UserDefined), model.UDAttr{Key: "k", Type: model.UDType(1), Value: "v"})
+			small[i].Attachments = append(slices.Clone(small[i].Attachments), model.Attachment{ID: uuid.New(), Name: "n.png", Type: "screenshot"})
 		}
 	}
 	for i := range smallSpans {
 		if i%2 == 0 {
 			smallSpans[i].Checkpoints, smallSpans[i].UserDefined = nil, nil
 		} else {
-			smallSpans[i].Checkpoints = append(smallSpans[i].Checkpoints, model.Checkpoint{Name: "cp", Timestamp: 7})
+			smallSpans[i].Checkpoints = append(slices.Clone(smallSpans[i].Checkpoints), model.Checkpoint{Name: "cp", Timestamp: 7})
 		}
 	}
 
@@ -94,49 +96,48 @@ func assertSameCols(t *testing.T, want, got []col) {
 	}
 }
 
-// eventRefs is every slice of c that may refer to an event's memory, by name, to its capacity.
-func eventRefs(c *eventCols) map[string]any {
-	m := attrRefs("", &c.attrs)
-	udRefs(m, &c.ud)
-	m["payload"] = c.payload[:cap(c.payload)]
-	for i, s := range c.strs() {
-		m[fmt.Sprint("str", i)] = (*s)[:cap(*s)]
+// refSlices adds to out, by field path, every slice in the struct v that holds references
+// (strings, slices, pointers), to its capacity: found by walking the struct, so that a column
+// added later is checked without being listed here.
+func refSlices(path string, v reflect.Value, out map[string]reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		refSlices(path, v.Elem(), out)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			refSlices(path+"."+v.Type().Field(i).Name, v.Field(i), out)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			refSlices(fmt.Sprintf("%s[%d]", path, i), v.Index(i), out)
+		}
+	case reflect.Slice:
+		switch v.Type().Elem().Kind() {
+		case reflect.String, reflect.Slice, reflect.Pointer, reflect.Interface, reflect.Map:
+			out[path] = v.Slice(0, v.Cap())
+		}
 	}
-	for k, a := range c.attStrs() {
-		m[fmt.Sprint("att", k)] = (*a)[:cap(*a)]
-		m[fmt.Sprint("attFlat", k)] = c.attStrFlat[k][:cap(c.attStrFlat[k])]
-	}
+}
+
+func eventRefs(c *eventCols) map[string]reflect.Value {
+	m := map[string]reflect.Value{}
+	refSlices("events", reflect.ValueOf(c), m)
 	return m
 }
 
-func spanRefs(c *spanCols) map[string]any {
-	m := attrRefs("", &c.attrs)
-	udRefs(m, &c.ud)
-	for name, s := range map[string][]string{"spanID": c.spanID, "traceID": c.traceID, "parentID": c.parentID, "name": c.name, "cpNameFlat": c.cpNameFlat} {
-		m[name] = s[:cap(s)]
-	}
-	m["cpNames"] = c.cpNames[:cap(c.cpNames)]
+func spanRefs(c *spanCols) map[string]reflect.Value {
+	m := map[string]reflect.Value{}
+	refSlices("spans", reflect.ValueOf(c), m)
 	return m
-}
-
-func attrRefs(prefix string, a *attrCols) map[string]any {
-	m := map[string]any{prefix + "extra": a.extra[:cap(a.extra)]}
-	for i, s := range a.strs() {
-		m[fmt.Sprint(prefix, "attr", i)] = (*s)[:cap(*s)]
-	}
-	return m
-}
-
-func udRefs(m map[string]any, c *udCols) {
-	m["udKeys"], m["udValues"] = c.keys[:cap(c.keys)], c.values[:cap(c.values)]
-	m["udFlatK"], m["udFlatV"] = c.flatK[:cap(c.flatK)], c.flatV[:cap(c.flatV)]
 }
 
 // assertNoRefs fails for each slice in m that has an element other than its zero value.
-func assertNoRefs(t *testing.T, when string, m map[string]any) {
+func assertNoRefs(t *testing.T, when string, m map[string]reflect.Value) {
 	t.Helper()
-	for name, s := range m {
-		v := reflect.ValueOf(s)
+	if len(m) == 0 {
+		t.Fatal("no slices found")
+	}
+	for name, v := range m {
 		for i := range v.Len() {
 			if !v.Index(i).IsZero() {
 				t.Errorf("%s: %s[%d] is not zero", when, name, i)
@@ -167,5 +168,36 @@ func TestStoreKeepsColumns(t *testing.T) {
 	s.Idle()
 	if s.spareEvents.Load() != nil || s.spareSpans.Load() != nil {
 		t.Fatal("Idle kept the columns")
+	}
+}
+
+// A column set is kept for the next write unless it is larger than spareMaxBytes or has been
+// used for under a quarter of its rows shrinkAfter times in a row.
+func TestKeepCols(t *testing.T) {
+	tests := []struct {
+		name  string
+		sizes []int // rows of each write, in order
+		kept  bool
+	}{
+		{"a flush's size", []int{50_000}, true},
+		{"larger than spareMaxBytes", []int{100_000}, false},
+		{"smaller writes, fewer than shrinkAfter", []int{4000, 900, 900, 900, 900, 900, 900, 900}, true},
+		{"smaller writes, shrinkAfter of them", []int{4000, 900, 900, 900, 900, 900, 900, 900, 900}, false},
+		{"a large write between resets the count", []int{4000, 900, 900, 900, 900, 3000, 900, 900, 900, 900}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var spare atomic.Pointer[eventCols]
+			c := new(eventCols)
+			for _, n := range tt.sizes {
+				c.reset(n, n, 0)
+				c.release()
+			}
+			keepCols(&spare, c)
+			if got := spare.Load() != nil; got != tt.kept {
+				b, small := c.held()
+				t.Errorf("kept %v, want %v (%d bytes, %d small writes in a row)", got, tt.kept, b, small)
+			}
+		})
 	}
 }

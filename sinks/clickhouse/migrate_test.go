@@ -482,7 +482,8 @@ func BenchmarkBuildColumns(b *testing.B) {
 		ud += len(events[i].UserDefined)
 		att += len(events[i].Attachments)
 	}
-	c := new(eventCols)
+	c := new(eventCols).reset(batch, ud, att) // made once, as the store's kept set is
+	c.release()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

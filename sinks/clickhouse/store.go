@@ -57,15 +57,30 @@ type Store struct {
 	blockRows int              // rows per block of an INSERT (defaultBlockRows); tests make it small
 
 	// The columns of the last write, kept for the next one: made anew at each flush they were
-	// 17 % of the bytes a ClickHouse node allocated flat out (docs/benchmarks.md). Nil after
-	// Idle; a column set of more than spareMaxRows rows is not kept.
+	// 17 % of the bytes a ClickHouse node allocated flat out (docs/benchmarks.md, "What the
+	// embedded node waits on flat out"). Nil after Idle; see keepCols for which are kept.
 	spareEvents atomic.Pointer[eventCols]
 	spareSpans  atomic.Pointer[spanCols]
 }
 
-// spareMaxRows bounds the rows of the column sets a Store keeps between writes: twice the
-// flusher's default write, so the flusher's are kept and a bulk load's much larger ones are not.
-const spareMaxRows = 100_000
+// spareMaxBytes bounds a column set a Store keeps between writes (its slices' capacity): a
+// flat-out flush of the node's (tens of MB), not a bulk load's or one of many attributes per row.
+const spareMaxBytes = 64 << 20
+
+// shrinkAfter is how many writes in a row may use less than a quarter of a kept set's rows
+// before it is let go, so that a node whose load fell does not keep a flat-out set.
+const shrinkAfter = 8
+
+// keepCols puts c back as the next write's set unless it is over spareMaxBytes or has been
+// mostly unused for shrinkAfter writes in a row.
+func keepCols[T any, P interface {
+	*T
+	held() (bytes int64, small int)
+}](spare *atomic.Pointer[T], c P) {
+	if b, small := c.held(); b <= spareMaxBytes && small < shrinkAfter {
+		spare.Store(c)
+	}
+}
 
 // defaultBlockRows is how many rows an INSERT sends per block. The driver builds a block's
 // columns by appending to growing buffers, and Go grows a large buffer by a quarter at a time:
@@ -278,9 +293,7 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 	}
 	err := s.insert(ctx, "events", c.cols())
 	c.release()
-	if cap(c.id) <= spareMaxRows {
-		s.spareEvents.Store(c)
-	}
+	keepCols(&s.spareEvents, c)
 	if err != nil {
 		return fmt.Errorf("clickhouse: write %d events: %w", len(events), err)
 	}
@@ -308,9 +321,7 @@ func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
 	}
 	err := s.insert(ctx, "spans", c.cols())
 	c.release()
-	if cap(c.spanID) <= spareMaxRows {
-		s.spareSpans.Store(c)
-	}
+	keepCols(&s.spareSpans, c)
 	if err != nil {
 		return fmt.Errorf("clickhouse: write %d spans: %w", len(spans), err)
 	}
