@@ -10,6 +10,7 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -260,6 +261,15 @@ func appendColumn(bc driver.BatchColumn, values any) error {
 		return appendRows(bc, v)
 	case [][]uuid.UUID:
 		return appendRows(bc, v)
+	case []json.RawMessage:
+		// The driver's Append copies each value into a string first (an allocation per row, the
+		// payload's size); AppendRow of a pointer copies it once, and boxes without allocating.
+		for i := range v {
+			if err := bc.AppendRow(&v[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return bc.Append(values)
 }
