@@ -103,8 +103,9 @@ func run() int {
 		}
 		return 0
 	}
-	if c.query.requests < 1 || c.query.liveRequests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 || c.sessions < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -query-requests, -live-requests and -sessions must be at least 1, -parts-seconds positive, -query-warmup and -query-events not negative")
+	if c.query.requests < 1 || c.query.liveRequests < 1 || c.query.warmup < 0 || c.queryEvents < 0 || c.partsSec <= 0 || c.sessions < 1 ||
+		c.halfRate < 0 || c.retryWait <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -query-requests, -live-requests and -sessions must be at least 1, -parts-seconds and -max-retry-wait positive, -query-warmup, -query-events and -half-rate not negative")
 		return 2
 	}
 	if c.seconds < 2 {
@@ -148,7 +149,9 @@ type results struct {
 // dashboard queries (nil when skipped).
 type e2e struct {
 	full, half summary
-	queries    *queryRun
+	// halfFixed is the half-rate run's request rate when -half-rate set it, else 0.
+	halfFixed float64
+	queries   *queryRun
 	// stored is the rows per second the node wrote into its event store during the flat-out
 	// run, backlog the spool bytes acknowledged but not yet in the store at its end: the
 	// acknowledged rate outruns the store by the backlog the spool lets build up
@@ -236,6 +239,14 @@ func measureSpoolAlone(ctx context.Context, c config, corp *corpus, e *e2e, d ti
 	}
 	fmt.Printf("%d appends: p50 %.2f p90 %.2f p99 %.2f ms\n", e.spool.Appends, msf(e.spool.P50), msf(e.spool.P90), msf(e.spool.P99))
 	return nil
+}
+
+// retryArgs are loadgen's retry flags for a run of seconds: a wait of at most -max-retry-wait
+// before each retry of a 503 or 429, and enough retries that a request keeps retrying for the
+// whole run rather than failing after loadgen's default 10.
+func (c *config) retryArgs(seconds int) []string {
+	n := max(10, int(time.Duration(seconds)*time.Second/c.retryWait)+10)
+	return []string{"-max-retry-wait", c.retryWait.String(), "-max-retries", strconv.Itoa(n)}
 }
 
 // summary is the part of loadgen's -json output the table uses.
@@ -499,7 +510,8 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 
 	loadgen := func(rate float64, seconds int) (summary, error) {
 		args := []string{"-url", "http://" + n.addr, "-key", a["api_key"], "-concurrency", strconv.Itoa(c.concurrency),
-			"-duration", strconv.Itoa(seconds) + "s", "-json", "-progress", "0", "-max-retry-wait", c.retryWait.String()}
+			"-duration", strconv.Itoa(seconds) + "s", "-json", "-progress", "0"}
+		args = append(args, c.retryArgs(seconds)...)
 		if rate > 0 {
 			args = append(args, "-rate", strconv.FormatFloat(rate, 'f', 1, 64))
 		}
@@ -607,7 +619,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	fmt.Printf("profiles in %s/%s-{cpu,heap}.pprof\n", out, label)
 	half := e.full.BatchesPerSec / 2
 	if c.halfRate > 0 {
-		half = c.halfRate
+		half, e.halfFixed = c.halfRate, c.halfRate
 	}
 	if half < 1 {
 		half = 1

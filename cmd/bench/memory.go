@@ -114,8 +114,8 @@ func measureMemory(ctx context.Context, c config, corp *corpus, root, svcBin, lg
 			}
 		}
 	}()
-	s, err := runLoadgen(ctx, root, lgBin, append(base, "-concurrency", strconv.Itoa(c.concurrency),
-		"-duration", strconv.Itoa(c.seconds)+"s")...)
+	s, err := runLoadgen(ctx, root, lgBin, append(append(base, "-concurrency", strconv.Itoa(c.concurrency),
+		"-duration", strconv.Itoa(c.seconds)+"s"), c.retryArgs(c.seconds)...)...)
 	close(stop)
 	<-sampled
 	if err != nil {

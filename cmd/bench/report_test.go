@@ -714,3 +714,40 @@ func TestE2EValueBackPressure(t *testing.T) {
 		})
 	}
 }
+
+// A half rate fixed by -half-rate is not the target's load: its rows say the rate and the p99
+// row gets no verdict.
+func TestBuildRowsFixedHalfRate(t *testing.T) {
+	e := &e2e{halfFixed: 300,
+		full: summary{ItemsPerSec: 20_000, BatchesPerSec: 338},
+		half: summary{ItemsPerSec: 18_000, BatchesPerSec: 300, BySize: []sizeLatency{{Items: "50-149", Requests: 40, Latency: latency{P99: 50}}}}}
+	table := Table(buildRows(results{embedded: e, productionWhy: "skipped"}))
+	for _, want := range []string{
+		"| (b) embedded store, at 300.0 requests/s (-half-rate, not half the flat-out rate) | 18,000 items/s, 300 batches/s;",
+		"| (b) embedded store, at 300.0 requests/s (-half-rate, not half the flat-out rate), p99 of 50–149-item batches | 50.0 ms (40 requests) | < 10 ms | – |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks\n%s\nin\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "embedded store, half rate") {
+		t.Errorf("a fixed rate is called the half rate:\n%s", table)
+	}
+}
+
+func TestRetryArgs(t *testing.T) {
+	tests := []struct {
+		wait    time.Duration
+		seconds int
+		want    []string
+	}{
+		{100 * time.Millisecond, 20, []string{"-max-retry-wait", "100ms", "-max-retries", "210"}},
+		{time.Minute, 30, []string{"-max-retry-wait", "1m0s", "-max-retries", "10"}},
+	}
+	for _, tt := range tests {
+		c := config{retryWait: tt.wait}
+		if got := c.retryArgs(tt.seconds); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("retryArgs(%d) with wait %v = %v, want %v", tt.seconds, tt.wait, got, tt.want)
+		}
+	}
+}
