@@ -363,6 +363,20 @@ func (c *eventCols) reset(n, udTotal, attTotal int) *eventCols {
 	return c
 }
 
+// fill resets c to the rows of events and sets each; it returns c.
+func (c *eventCols) fill(events []model.Event) *eventCols {
+	var ud, att int
+	for i := range events {
+		ud += len(events[i].UserDefined)
+		att += len(events[i].Attachments)
+	}
+	c.reset(len(events), ud, att)
+	for i := range events {
+		c.set(i, &events[i])
+	}
+	return c
+}
+
 // held is what c's slices take (their capacity) and its writes in a row that used under a
 // quarter of its rows, for keepCols.
 func (c *eventCols) held() (int64, int) {
@@ -554,6 +568,20 @@ func (c *spanCols) reset(n, udTotal, cpTotal int) *spanCols {
 	}
 	c.attrs.reset(n)
 	c.ud.reset(n, udTotal)
+	return c
+}
+
+// fill is eventCols.fill for spans.
+func (c *spanCols) fill(spans []model.Span) *spanCols {
+	var ud, cp int
+	for i := range spans {
+		ud += len(spans[i].UserDefined)
+		cp += len(spans[i].Checkpoints)
+	}
+	c.reset(len(spans), ud, cp)
+	for i := range spans {
+		c.set(i, &spans[i])
+	}
 	return c
 }
 

@@ -43,45 +43,19 @@ func TestColumnsReused(t *testing.T) {
 	}
 
 	t.Run("events", func(t *testing.T) {
-		reused := fillEvents(new(eventCols), big)
+		reused := new(eventCols).fill(big)
 		reused.release()
 		assertNoRefs(t, "released", eventRefs(reused))
-		fillEvents(reused, small)
-		assertSameCols(t, fillEvents(new(eventCols), small).cols(), reused.cols())
+		reused.fill(small)
+		assertSameCols(t, new(eventCols).fill(small).cols(), reused.cols())
 	})
 	t.Run("spans", func(t *testing.T) {
-		reused := fillSpans(new(spanCols), bigSpans)
+		reused := new(spanCols).fill(bigSpans)
 		reused.release()
 		assertNoRefs(t, "released", spanRefs(reused))
-		fillSpans(reused, smallSpans)
-		assertSameCols(t, fillSpans(new(spanCols), smallSpans).cols(), reused.cols())
+		reused.fill(smallSpans)
+		assertSameCols(t, new(spanCols).fill(smallSpans).cols(), reused.cols())
 	})
-}
-
-func fillEvents(c *eventCols, events []model.Event) *eventCols {
-	var ud, att int
-	for i := range events {
-		ud += len(events[i].UserDefined)
-		att += len(events[i].Attachments)
-	}
-	c.reset(len(events), ud, att)
-	for i := range events {
-		c.set(i, &events[i])
-	}
-	return c
-}
-
-func fillSpans(c *spanCols, spans []model.Span) *spanCols {
-	var ud, cp int
-	for i := range spans {
-		ud += len(spans[i].UserDefined)
-		cp += len(spans[i].Checkpoints)
-	}
-	c.reset(len(spans), ud, cp)
-	for i := range spans {
-		c.set(i, &spans[i])
-	}
-	return c
 }
 
 func assertSameCols(t *testing.T, want, got []col) {

@@ -168,25 +168,11 @@ func TestMigration00002KeepsOldRows(t *testing.T) {
 				slices.Contains(columns00004, c.name) || slices.Contains(columns00005, c.name)
 		})
 	}
-	var ud, att int
-	for i := range events {
-		ud, att = ud+len(events[i].UserDefined), att+len(events[i].Attachments)
-	}
-	ec := newEventCols(len(events), ud, att)
-	for i := range events {
-		ec.set(i, &events[i])
-	}
+	ec := new(eventCols).fill(events)
 	if err := s.insert(ctxT(t), "events", old(ec.cols())); err != nil {
 		t.Fatalf("insert with the 00001 columns: %v", err)
 	}
-	ud, cp := 0, 0
-	for i := range spans {
-		ud, cp = ud+len(spans[i].UserDefined), cp+len(spans[i].Checkpoints)
-	}
-	sc := newSpanCols(len(spans), ud, cp)
-	for i := range spans {
-		sc.set(i, &spans[i])
-	}
+	sc := new(spanCols).fill(spans)
 	if err := s.insert(ctxT(t), "spans", old(sc.cols())); err != nil {
 		t.Fatalf("insert with the 00001 columns: %v", err)
 	}
@@ -282,14 +268,7 @@ func TestMigration00003KeepsOldRows(t *testing.T) {
 	if withFacts == 0 {
 		t.Fatal("no test event has facts: no test")
 	}
-	var ud, att int
-	for i := range events {
-		ud, att = ud+len(events[i].UserDefined), att+len(events[i].Attachments)
-	}
-	ec := newEventCols(len(events), ud, att)
-	for i := range events {
-		ec.set(i, &events[i])
-	}
+	ec := new(eventCols).fill(events)
 	old := slices.DeleteFunc(ec.cols(), func(c col) bool {
 		return slices.Contains(columns00003, c.name) || slices.Contains(columns00004, c.name) ||
 			slices.Contains(columns00005, c.name)
@@ -477,21 +456,12 @@ func BenchmarkWriteEvents(b *testing.B) {
 func BenchmarkBuildColumns(b *testing.B) {
 	const batch = 10_000
 	events := eventstest.RealisticEvents(b, uuid.New(), batch)
-	var ud, att int
-	for i := range events {
-		ud += len(events[i].UserDefined)
-		att += len(events[i].Attachments)
-	}
-	c := new(eventCols).reset(batch, ud, att) // made once, as the store's kept set is
+	c := new(eventCols).fill(events) // made once, as the store's kept set is
 	c.release()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c.reset(batch, ud, att)
-		for j := range events {
-			c.set(j, &events[j])
-		}
-		_ = c.cols()
+		_ = c.fill(events).cols()
 		c.release()
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")

@@ -288,20 +288,11 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	var ud, att int
-	for i := range events {
-		ud += len(events[i].UserDefined)
-		att += len(events[i].Attachments)
-	}
 	c := s.spareEvents.Swap(nil) // nil, or no other write holds it
 	if c == nil {
 		c = new(eventCols)
 	}
-	c.reset(len(events), ud, att)
-	for i := range events {
-		c.set(i, &events[i])
-	}
-	err := s.insert(ctx, "events", c.cols())
+	err := s.insert(ctx, "events", c.fill(events).cols())
 	c.release()
 	keepCols(&s.spareEvents, c)
 	if err != nil {
@@ -316,20 +307,11 @@ func (s *Store) WriteSpans(ctx context.Context, spans []model.Span) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	var ud, cp int
-	for i := range spans {
-		ud += len(spans[i].UserDefined)
-		cp += len(spans[i].Checkpoints)
-	}
 	c := s.spareSpans.Swap(nil)
 	if c == nil {
 		c = new(spanCols)
 	}
-	c.reset(len(spans), ud, cp)
-	for i := range spans {
-		c.set(i, &spans[i])
-	}
-	err := s.insert(ctx, "spans", c.cols())
+	err := s.insert(ctx, "spans", c.fill(spans).cols())
 	c.release()
 	keepCols(&s.spareSpans, c)
 	if err != nil {
