@@ -130,8 +130,14 @@ func (c *corpus) widest() time.Duration {
 type rows struct {
 	events []model.Event
 	spans  []model.Span
-	rng    *rand.ChaCha8
-	raw    [8]byte
+	// evSess and spSess give each event's and span's session as an index into a table of
+	// (body copy, session) pairs, -1 for none: next gives every pair a fresh session id, as
+	// loadgen does per request. Repeating the corpus's session ids made each session's walk
+	// steps and journey facts grow with every write, and the store rewrite them all each time.
+	evSess, spSess []int32
+	sessions       []uuid.UUID
+	rng            *rand.ChaCha8
+	raw            [8]byte
 }
 
 func newRows(c *corpus, app uuid.UUID, n int, now int64) *rows {
@@ -140,6 +146,19 @@ func newRows(c *corpus, app uuid.UUID, n int, now int64) *rows {
 		k := i % len(c.batches)
 		b := &c.batches[k]
 		delta := now - c.latest[k]
+		copySess := map[uuid.UUID]int32{} // this copy's sessions
+		sess := func(id uuid.UUID) int32 {
+			if id == uuid.Nil {
+				return -1
+			}
+			j, ok := copySess[id]
+			if !ok {
+				j = int32(len(r.sessions))
+				copySess[id] = j
+				r.sessions = append(r.sessions, id)
+			}
+			return j
+		}
 		for j := range b.Events {
 			if len(r.events)+len(r.spans) == n {
 				break
@@ -151,6 +170,7 @@ func newRows(c *corpus, app uuid.UUID, n int, now int64) *rows {
 				e.Attribute.SessionStartTime += delta
 			}
 			r.events = append(r.events, e)
+			r.evSess = append(r.evSess, sess(e.SessionID))
 		}
 		for j := range b.Spans {
 			if len(r.events)+len(r.spans) == n {
@@ -161,6 +181,7 @@ func newRows(c *corpus, app uuid.UUID, n int, now int64) *rows {
 			s.StartTime += delta
 			s.EndTime += delta
 			r.spans = append(r.spans, s)
+			r.spSess = append(r.spSess, sess(s.SessionID))
 		}
 	}
 	return r
@@ -174,12 +195,21 @@ func seed() (s [32]byte) {
 }
 
 // next renews every row's id: a random version-4 UUID per event, a random span id per span
-// (the one allocation per row: span ids are strings).
+// (the one allocation per row: span ids are strings), and every body copy's session ids.
 func (r *rows) next() ([]model.Event, []model.Span) {
+	for i := range r.sessions {
+		r.sessions[i] = r.uuid()
+	}
 	for i := range r.events {
 		r.events[i].ID = r.uuid()
+		if j := r.evSess[i]; j >= 0 {
+			r.events[i].SessionID = r.sessions[j]
+		}
 	}
 	for i := range r.spans {
+		if j := r.spSess[i]; j >= 0 {
+			r.spans[i].SessionID = r.sessions[j]
+		}
 		binary.BigEndian.PutUint64(r.raw[:], r.rng.Uint64()|1)
 		var h [16]byte
 		hex.Encode(h[:], r.raw[:])
