@@ -659,8 +659,8 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   load that starts once 100k session actors are live (one-event requests, each a new session;
   ` + "`--session-idle`" + ` long enough that none passivates): < 1 GB (10⁹ bytes).
 
-The parts' store insert is corpus rows (events and spans, Facts derived, fresh ids) written into
-a fresh store: Badger on disk counting this process's CPU with Badger's background work,
+The parts' store insert is corpus rows (events and spans, Facts derived, fresh event, span and
+session ids at each write, as loadgen gives each request) written into a fresh store: Badger on disk counting this process's CPU with Badger's background work,
 ClickHouse counting this process and the server (its /proc stat, up to 1 s after the last
 insert); the durable append is spool appends of the corpus bodies by concurrent writers (the
 fdatasync's wait is not CPU), divided by the corpus's items per request. (b)/(a) and (c)/(a)
