@@ -49,3 +49,28 @@ func TestRowsRenewSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsRenewSessionsCut: a body copy that n cuts short keeps its items' sessions in step
+// with them, and a span without a session keeps none.
+func TestRowsRenewSessionsCut(t *testing.T) {
+	s1 := uuid.New()
+	c := &corpus{
+		batches: []model.Batch{{
+			Events: []model.Event{{SessionID: s1, Timestamp: 10}, {SessionID: s1, Timestamp: 20}, {Timestamp: 30}},
+			Spans:  []model.Span{{StartTime: 5, EndTime: 6}},
+		}},
+		latest: []int64{30},
+	}
+	r := newRows(c, uuid.New(), 6, 1000) // one copy and two events of the next
+	ev, sp := r.next()
+	if len(ev) != 5 || len(sp) != 1 {
+		t.Fatalf("rows hold %d events and %d spans, want 5 and 1", len(ev), len(sp))
+	}
+	if sp[0].SessionID != uuid.Nil || ev[2].SessionID != uuid.Nil {
+		t.Fatalf("items without a session got %v and %v", ev[2].SessionID, sp[0].SessionID)
+	}
+	a, b := ev[0].SessionID, ev[3].SessionID
+	if a == uuid.Nil || a == s1 || ev[1].SessionID != a || ev[4].SessionID != b || b == a || b == uuid.Nil {
+		t.Fatalf("sessions of the two copies: %v %v, %v %v (corpus %v)", a, ev[1].SessionID, b, ev[4].SessionID, s1)
+	}
+}

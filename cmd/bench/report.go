@@ -660,11 +660,12 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   ` + "`--session-idle`" + ` long enough that none passivates): < 1 GB (10⁹ bytes).
 
 The parts' store insert is corpus rows (events and spans, Facts derived, fresh event, span and
-session ids at each write, as loadgen gives each request) written into a fresh store: Badger on disk counting this process's CPU with Badger's background work,
-ClickHouse counting this process and the server (its /proc stat, up to 1 s after the last
-insert); the durable append is spool appends of the corpus bodies by concurrent writers (the
-fdatasync's wait is not CPU), divided by the corpus's items per request. (b)/(a) and (c)/(a)
-divide by the decode-only ceiling. Dashboard latencies are measured by a client over loopback
+session ids at each write, as loadgen renews them per request) written into a fresh store:
+Badger on disk counting this process's CPU with Badger's background work, ClickHouse counting
+this process and the server (its /proc stat, up to 1 s after the last insert); the durable
+append is spool appends of the corpus bodies by concurrent writers (the fdatasync's wait is not
+CPU), divided by the corpus's items per request. (b)/(a) and (c)/(a) divide by the decode-only
+ceiling. Dashboard latencies are measured by a client over loopback
 (sign-in checks and the JSON answer included) on the node loadgen filled; ` + "`-query-events N`" + `
 first tops its store up to N events with synthetic copies of the corpus events (fresh ids, in
 the last 6 days) written straight into the store with the node stopped, then starts the node
