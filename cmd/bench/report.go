@@ -400,8 +400,9 @@ func buildRows(r results) []Row {
 		}
 		if top, perCore := EfficiencyCeiling(sum, lg, rcv); top > 0 {
 			rows = append(rows, Row{Figure: tag + " pipeline efficiency's ceiling, " + name + ", with loadgen on the same cores: Σ ÷ (Σ + loadgen + receiving)",
-				Value: fmt.Sprintf("%.3f (%.2f ÷ (%.2f + %.2f loadgen, %s figure, + %.2f receiving, the floor's) → at most %s items/s on %d cores; %.2f needs loadgen + receiving ≤ Σ × %.2f = %.2f µs per item, before the node's own work past the parts)",
-					top, sum, sum, lg, lgFrom, rcv, thousands(perCore*cores), cores, targetEfficiency, (1-targetEfficiency)/targetEfficiency, sum*(1-targetEfficiency)/targetEfficiency)})
+				Value: fmt.Sprintf("%.3f (%.2f ÷ (%.2f + %.2f loadgen, %s figure, + %.2f receiving, the floor's) → at most %s items/s on %d cores; %.2f needs loadgen + receiving ≤ Σ × %.2f = %.2f µs per item, before the node's own work past the parts%s)",
+					top, sum, sum, lg, lgFrom, rcv, thousands(perCore*cores), cores, targetEfficiency, (1-targetEfficiency)/targetEfficiency, sum*(1-targetEfficiency)/targetEfficiency,
+					ownWork(e, sum, sum*(1-targetEfficiency)/targetEfficiency-lg-rcv))})
 		}
 	}
 	store("(b)", "embedded store", r.embedded, "", targetEmbedded, r.badgerPart, "Badger")
@@ -612,7 +613,10 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   each body and answers 202: what loadgen and the least of any HTTP service cost per item.
   Neither is a part, so the efficiency can be at most Σ ÷ (Σ + loadgen + receiving) before the
   node does anything of its own; that ceiling's row shows it (with loadgen's cheaper figure of
-  the floor and the run) and what 0.75 would leave for them. It holds as long as the parts cost
+  the floor and the run) and what 0.75 would leave for them, then what the node (with the
+  ClickHouse server) used flat out beyond Σ against what 0.75 leaves it once loadgen and
+  receiving are paid: when that is none, or far less than the node's work beyond its parts, the
+  target is out of reach with loadgen on the same cores. It holds as long as the parts cost
   the node no less than they cost measured alone. The receiver runs as a process of its own
   (the bench binary with -floor-receiver), so its figure is its CPU alone. The node's CPU after
   loadgen stopped, while its store took what the spool still held, is given apart.
@@ -687,4 +691,26 @@ func docSection(machine, cmdline string, c config, table, top string) string {
 		b.WriteString("\n```\n")
 	}
 	return b.String()
+}
+
+// ownWork says, for the efficiency's ceiling row, what the node (and the ClickHouse server)
+// used per item flat out beyond Σ, the parts' sum, against left: what the target leaves for it
+// once loadgen and receiving are paid. The parts are measured alone, so this is the node's work
+// that is no part (sessions, apps, the flusher, the collector, HTTP) and what its parts cost
+// more inside it; "" when the run's CPU was not split.
+func ownWork(e *e2e, sum, left float64) string {
+	sp, ok := e.cpu.split()
+	if !ok {
+		return ""
+	}
+	who, used := "the node", sp.Node+sp.NodeDrain
+	if sp.ServerKnown {
+		who, used = "the node and the ClickHouse server", used+sp.Server
+	}
+	room := fmt.Sprintf("%.2f left for it", left)
+	if left <= 0 {
+		room = fmt.Sprintf("none left for it (loadgen and receiving alone take %.2f more)", -left)
+	}
+	return fmt.Sprintf("; flat out %s used %.2f µs per item (the store's catch-up after loadgen stopped included), %.2f beyond Σ, against %s",
+		who, used, used-sum, room)
 }
