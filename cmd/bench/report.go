@@ -711,6 +711,6 @@ func ownWork(e *e2e, sum, left float64) string {
 	if left <= 0 {
 		room = fmt.Sprintf("none left for it (loadgen and receiving alone take %.2f more)", -left)
 	}
-	return fmt.Sprintf("; flat out %s used %.2f µs per item (the store's catch-up after loadgen stopped included), %.2f beyond Σ, against %s",
+	return fmt.Sprintf("; flat out %s used %.2f µs per item (with the node's CPU after loadgen stopped, while its store caught up), %.2f beyond Σ, against %s",
 		who, used, used-sum, room)
 }
