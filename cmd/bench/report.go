@@ -387,22 +387,27 @@ func buildRows(r results) []Row {
 			rows = append(rows, Row{Figure: fig, Value: "a part was not measured", Target: tgt, Verdict: "–"})
 			return
 		}
+		sum := decodeUs + appendUs + insertUs
 		rows = append(rows, Row{Figure: fig,
 			Value: fmt.Sprintf("%.3f (Σ = %.2f decode + %.2f append + %.2f %s insert = %.2f µs CPU per item → ceiling %s items/s)",
-				ratio, decodeUs, appendUs, insertUs, insertName, decodeUs+appendUs+insertUs, thousands(pc)),
+				ratio, decodeUs, appendUs, insertUs, insertName, sum, thousands(pc)),
 			Target: tgt, Verdict: atLeast(ratio, targetEfficiency)})
-		sum := decodeUs + appendUs + insertUs
 		// Loadgen's cheaper figure of the two runs (the floor's, or this run's own), so that the
 		// ceiling is one the node could not pass.
 		lg, rcv, lgFrom := r.floor.loadgenPerItem(), r.floor.receiverPerItem(), "the floor's"
-		if sp, ok := e.cpu.split(); ok && sp.Loadgen > 0 && sp.Loadgen < lg {
+		sp, split := e.cpu.split()
+		if split && sp.Loadgen > 0 && sp.Loadgen < lg {
 			lg, lgFrom = sp.Loadgen, "this run's"
 		}
 		if top, perCore := EfficiencyCeiling(sum, lg, rcv); top > 0 {
+			allow := sum * (1 - targetEfficiency) / targetEfficiency // beyond Σ, per item
+			own := ""
+			if split {
+				own = ownWork(sp, sum, allow-lg-rcv)
+			}
 			rows = append(rows, Row{Figure: tag + " pipeline efficiency's ceiling, " + name + ", with loadgen on the same cores: Σ ÷ (Σ + loadgen + receiving)",
 				Value: fmt.Sprintf("%.3f (%.2f ÷ (%.2f + %.2f loadgen, %s figure, + %.2f receiving, the floor's) → at most %s items/s on %d cores; %.2f needs loadgen + receiving ≤ Σ × %.2f = %.2f µs per item, before the node's own work past the parts%s)",
-					top, sum, sum, lg, lgFrom, rcv, thousands(perCore*cores), cores, targetEfficiency, (1-targetEfficiency)/targetEfficiency, sum*(1-targetEfficiency)/targetEfficiency,
-					ownWork(e, sum, sum*(1-targetEfficiency)/targetEfficiency-lg-rcv))})
+					top, sum, sum, lg, lgFrom, rcv, thousands(perCore*cores), cores, targetEfficiency, (1-targetEfficiency)/targetEfficiency, allow, own)})
 		}
 	}
 	store("(b)", "embedded store", r.embedded, "", targetEmbedded, r.badgerPart, "Badger")
@@ -697,12 +702,8 @@ func docSection(machine, cmdline string, c config, table, top string) string {
 // used per item flat out beyond Σ, the parts' sum, against left: what the target leaves for it
 // once loadgen and receiving are paid. The parts are measured alone, so this is the node's work
 // that is no part (sessions, apps, the flusher, the collector, HTTP) and what its parts cost
-// more inside it; "" when the run's CPU was not split.
-func ownWork(e *e2e, sum, left float64) string {
-	sp, ok := e.cpu.split()
-	if !ok {
-		return ""
-	}
+// more inside it.
+func ownWork(sp cpuSplit, sum, left float64) string {
 	who, used := "the node", sp.Node+sp.NodeDrain
 	if sp.ServerKnown {
 		who, used = "the node and the ClickHouse server", used+sp.Server
