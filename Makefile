@@ -49,8 +49,11 @@ test: deps vet
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash deploy/local/fuzz.sh
 
+## vet: go vet and gofmt; and vet for macOS too (it type-checks every package and test there),
+## since README's `make run` is meant to work on a Mac and this machine is Linux.
 vet:
 	$(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 ## stack: serve with a local ClickHouse and PostgreSQL started on free ports (stopped on exit)

@@ -252,7 +252,7 @@ func StartClickHouse(dir string) (*Server, error) {
 				return nil, err
 			}
 			cmd.Stdout, cmd.Stderr = out, out
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			cmd.SysProcAttr = serverAttrs()
 			return cmd, cmd.Start()
 		},
 		ready: tcpReady(tcp),
@@ -440,6 +440,6 @@ func startLogged(cmd *exec.Cmd, dir string) error {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = serverAttrs()
 	return cmd.Start()
 }

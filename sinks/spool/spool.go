@@ -441,7 +441,7 @@ func (s *Spool) writeBatch(batch []appendReq) error {
 		s.nextSeq = first
 		return fmt.Errorf("spool: write: %w", err)
 	}
-	if err := unix.Fdatasync(int(s.active.Fd())); err != nil {
+	if err := datasync(s.active); err != nil {
 		return fmt.Errorf("spool: fdatasync: %w", err)
 	}
 	s.mu.Lock()
