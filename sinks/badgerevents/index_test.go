@@ -169,21 +169,15 @@ func TestIssueIndex(t *testing.T) {
 			writeEvents(t, s, evs)
 			return evs
 		}},
-		{"issue rewritten at another time", func(t *testing.T, s *Store, evs []model.Event) []model.Event {
-			i := issueAt(evs, "exception")
-			evs[i].Timestamp += int64(time.Hour)
-			writeEvents(t, s, evs[i:i+1])
-			return evs
-		}},
 		{"issue rewritten as another type, same time", func(t *testing.T, s *Store, evs []model.Event) []model.Event {
 			i := issueAt(evs, "anr")
 			evs[i].Type, evs[i].Facts = "custom", model.EventFacts{}
 			writeEvents(t, s, evs[i:i+1])
 			return evs
 		}},
-		{"other type rewritten as an issue, another time", func(t *testing.T, s *Store, evs []model.Event) []model.Event {
+		{"other type rewritten as an issue, same time", func(t *testing.T, s *Store, evs []model.Event) []model.Event {
 			i := issueAt(evs, "custom")
-			evs[i].Type, evs[i].Timestamp = "exception", evs[i].Timestamp-1
+			evs[i].Type = "exception"
 			evs[i].Facts = model.EventFacts{GroupID: genGroups[0], Fatal: true, Issue: model.IssueDisplay{Type: "E", Severity: "fatal"}}
 			writeEvents(t, s, evs[i:i+1])
 			return evs

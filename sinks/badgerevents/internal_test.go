@@ -3,12 +3,14 @@ package badgerevents
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
+	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/eventstest"
 )
@@ -74,31 +76,93 @@ func TestCountFolds(t *testing.T) {
 	}
 }
 
-// Rewriting an event under another timestamp moves its row: the time-ordered scan an app's
-// events will be read by must still hold one row per id.
-func TestRetimedEventMovesRow(t *testing.T) {
+// An event sent again under another timestamp is another row (the key holds the time), as in
+// ClickHouse, whose sorting key holds it too; sent again at its own time it overwrites its row.
+// Event finds the newest of an id's rows.
+func TestRetimedEventIsAnotherRow(t *testing.T) {
 	db := memDB(t)
 	s := New(db)
 	ctx := context.Background()
 	app := uuid.New()
 	e := eventstest.RealisticEvents(t, app, 1)[0]
-	moved := e
-	moved.Timestamp += 1_000_000_007
-	moved.Type = "custom"
-	for _, batch := range [][]model.Event{{e}, {moved}, {e, moved}} {
+	later := e
+	later.Timestamp += 1_000_000_007
+	later.Type = "custom"
+	for _, batch := range [][]model.Event{{e}, {later}, {e, later}} {
 		if err := s.WriteEvents(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagRow, app)); n != 1 {
-		t.Fatalf("%d rows stored for one id, want 1", n)
+	if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagRow, app)); n != 2 {
+		t.Fatalf("%d rows stored for one id at two times, want 2", n)
 	}
 	got, err := s.Event(ctx, app, e.ID)
-	if err != nil || got.Timestamp != moved.Timestamp || got.Type != "custom" {
-		t.Fatalf("Event = %+v, %v; want the last write (ts %d)", got.Timestamp, err, moved.Timestamp)
+	if err != nil || got.Timestamp != later.Timestamp || got.Type != "custom" {
+		t.Fatalf("Event = %+v, %v; want the newest row (ts %d)", got.Timestamp, err, later.Timestamp)
 	}
-	if n, _, _ := s.Count(ctx, app); n != 1 {
-		t.Fatalf("Count = %d, want 1", n)
+	if n := checkConsistent(t, db, s, app); n != 2 {
+		t.Fatalf("Count = %d, want 2", n)
+	}
+}
+
+// Event and Span find a row by its id alone: a bug report through its point index entry, any
+// other row by a scan of its app's row keys, and a row of a store an earlier release wrote
+// (an entry for every row) through its entry.
+func TestPointReads(t *testing.T) {
+	ctx := context.Background()
+	db := memDB(t)
+	s := New(db)
+	app, other := uuid.New(), uuid.New()
+	evs := eventstest.RealisticEvents(t, app, 3)
+	evs[0].Type = model.BugReportType
+	spans := eventstest.RealisticSpans(t, app, 2)
+	writeEvents(t, s, evs)
+	if err := s.WriteSpans(ctx, spans[:1]); err != nil {
+		t.Fatal(err)
+	}
+	// evs[2] as an earlier release wrote it: with an entry, and a row whose time the entry holds.
+	var ts [8]byte
+	putTime(ts[:], evs[2].Timestamp)
+	if err := db.Update(func(txn *badger.Txn) error {
+		return txn.Set(appendIdxKey(nil, badgerdb.PrefixEvents, app, evs[2].ID[:]), ts[:])
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The same ids in another app are other rows, which app's reads must not find.
+	foreign := slices.Clone(evs[1:2])
+	foreign[0].AppID = other
+	writeEvents(t, s, foreign)
+	if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagIdx, app)); n != 2 {
+		t.Fatalf("%d point index entries, want 2 (the bug report's and the earlier release's)", n)
+	}
+	cases := []struct {
+		name string
+		app  uuid.UUID
+		id   uuid.UUID
+		want *model.Event // nil: ErrNotFound
+	}{
+		{"bug report, by its entry", app, evs[0].ID, &evs[0]},
+		{"other event, by a scan", app, evs[1].ID, &evs[1]},
+		{"an earlier release's row, by its entry", app, evs[2].ID, &evs[2]},
+		{"another app's row", other, evs[0].ID, nil},
+		{"no such id", app, uuid.New(), nil},
+	}
+	for _, c := range cases {
+		got, err := s.Event(ctx, c.app, c.id)
+		switch {
+		case c.want == nil && !errors.Is(err, sinks.ErrNotFound):
+			t.Errorf("%s: Event = %v, %v; want ErrNotFound", c.name, got.ID, err)
+		case c.want != nil && (err != nil || got.ID != c.want.ID || got.Timestamp != c.want.Timestamp ||
+			got.Type != c.want.Type || got.SessionID != c.want.SessionID):
+			t.Errorf("%s: Event = %v at %d (%s), %v; want %v at %d (%s)", c.name, got.ID, got.Timestamp, got.Type, err,
+				c.want.ID, c.want.Timestamp, c.want.Type)
+		}
+	}
+	if got, err := s.Span(ctx, app, spans[0].SpanID); err != nil || got.SpanID != spans[0].SpanID || got.StartTime != spans[0].StartTime {
+		t.Errorf("Span = %q at %d, %v; want %q at %d", got.SpanID, got.StartTime, err, spans[0].SpanID, spans[0].StartTime)
+	}
+	if _, err := s.Span(ctx, app, spans[1].SpanID); !errors.Is(err, sinks.ErrNotFound) {
+		t.Errorf("Span of a span never written: %v, want ErrNotFound", err)
 	}
 }
 
@@ -177,21 +241,32 @@ func BenchmarkWriteEvents(b *testing.B) {
 	}
 }
 
+// BenchmarkEvent reads events by id alone from an app of 10,000 rows (in memory): bug reports
+// through their point index entries, other events by a keys-only scan of the app's rows, whose
+// cost grows with them (half of them on average before it finds the id, newest first).
 func BenchmarkEvent(b *testing.B) {
-	db := memDB(b)
-	s := New(db)
-	app := uuid.New()
-	events := eventstest.RealisticEvents(b, app, 10_000)
-	ctx := context.Background()
-	if err := s.WriteEvents(ctx, events); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := s.Event(ctx, app, events[i%len(events)].ID); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct{ name, typ string }{{"bug_report", model.BugReportType}, {"scan", ""}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := New(memDB(b))
+			app := uuid.New()
+			events := eventstest.RealisticEvents(b, app, 10_000)
+			if c.typ != "" {
+				for i := range events {
+					events[i].Type = c.typ
+				}
+			}
+			ctx := context.Background()
+			if err := s.WriteEvents(ctx, events); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Event(ctx, app, events[i%len(events)].ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

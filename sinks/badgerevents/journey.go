@@ -11,11 +11,11 @@ package badgerevents
 //
 // Both are written in the transaction that writes, rewrites or deletes the rows they come from
 // (applyJourney): the transaction reads the session's steps, merges its changes (steps are
-// identified by event id, so writing a row again changes nothing), walks the session again and
-// writes the facts of the days that changed. A row that arrives out of time order is merged
-// where it belongs, so the facts always equal a walk of the stored events in time order, which
-// is what SessionWalks gives. Two writers of one session conflict on its steps and one retries.
-// A session keeps at most maxSessionSteps steps, its earliest ones.
+// identified by event id and time, as rows are, so writing a row again changes nothing), walks
+// the session again and writes the facts of the days that changed. A row that arrives out of
+// time order is merged where it belongs, so the facts always equal a walk of the stored events
+// in time order, which is what SessionWalks gives. Two writers of one session conflict on its
+// steps and one retries. A session keeps at most maxSessionSteps steps, its earliest ones.
 
 import (
 	"bytes"
@@ -69,11 +69,20 @@ func stepOrder(a, b walkStep) int {
 type sessionRef struct{ app, session uuid.UUID }
 
 // journeyEdit is what one transaction changes of one session's walk: steps to remove (rows
-// rewritten or deleted) and steps to add (rows written), later adds of an id replacing earlier.
+// rewritten or deleted) and steps to add (rows written), later adds of a step replacing earlier.
 type journeyEdit struct {
-	drop [][16]byte
+	drop []stepKey
 	add  []walkStep
 }
+
+// stepKey names a walk step as its row's key does: by its event's id and time (an id sent
+// again at another time is another row, and another step).
+type stepKey struct {
+	id [16]byte
+	ts int64
+}
+
+func (s *walkStep) key() stepKey { return stepKey{s.id, s.w.Timestamp} }
 
 // journeyEdits collects a transaction's edits per session.
 type journeyEdits map[sessionRef]*journeyEdit
@@ -88,10 +97,10 @@ func (e journeyEdits) of(app, session uuid.UUID) *journeyEdit {
 	return ed
 }
 
-// dropID removes the step of id: an add of it earlier in the transaction goes too.
-func (ed *journeyEdit) dropID(id [16]byte) {
-	ed.add = slices.DeleteFunc(ed.add, func(s walkStep) bool { return s.id == id })
-	ed.drop = append(ed.drop, id)
+// dropStep removes the step k: an add of it earlier in the transaction goes too.
+func (ed *journeyEdit) dropStep(k stepKey) {
+	ed.add = slices.DeleteFunc(ed.add, func(s walkStep) bool { return s.key() == k })
+	ed.drop = append(ed.drop, k)
 }
 
 func walkKey(app, session uuid.UUID) []byte {
@@ -235,15 +244,15 @@ func appendSession(txn *badger.Txn, ref sessionRef, wk []byte, old walkValue, ad
 	return nil
 }
 
-// lastAdds is adds with only the last add of each id, sorted.
+// lastAdds is adds with only the last add of each step, sorted.
 func lastAdds(adds []walkStep) []walkStep {
-	last := make(map[[16]byte]int, len(adds))
+	last := make(map[stepKey]int, len(adds))
 	for i := range adds {
-		last[adds[i].id] = i
+		last[adds[i].key()] = i
 	}
 	out := make([]walkStep, 0, len(last))
 	for i := range adds {
-		if last[adds[i].id] == i {
+		if last[adds[i].key()] == i {
 			out = append(out, adds[i])
 		}
 	}
@@ -251,19 +260,19 @@ func lastAdds(adds []walkStep) []walkStep {
 	return out
 }
 
-// mergeSteps is old without the dropped and added ids, plus adds (one per id), sorted, cut to
-// maxSessionSteps.
-func mergeSteps(old []walkStep, drop [][16]byte, adds []walkStep) []walkStep {
-	gone := make(map[[16]byte]bool, len(drop)+len(adds))
-	for _, id := range drop {
-		gone[id] = true
+// mergeSteps is old without the dropped and added steps, plus adds (one per step), sorted, cut
+// to maxSessionSteps.
+func mergeSteps(old []walkStep, drop []stepKey, adds []walkStep) []walkStep {
+	gone := make(map[stepKey]bool, len(drop)+len(adds))
+	for _, k := range drop {
+		gone[k] = true
 	}
 	for i := range adds {
-		gone[adds[i].id] = true
+		gone[adds[i].key()] = true
 	}
 	out := make([]walkStep, 0, len(old)+len(adds))
 	for _, s := range old {
-		if !gone[s.id] {
+		if !gone[s.key()] {
 			out = append(out, s)
 		}
 	}

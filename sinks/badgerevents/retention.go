@@ -146,7 +146,7 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 			if edits == nil {
 				edits = journeyEdits{}
 			}
-			edits.of(app, session).dropID([16]byte(id))
+			edits.of(app, session).dropStep(stepKey{[16]byte(id), getTime(k[len(head):])})
 		}
 		start := len(keys)
 		keys = append(keys, k...)

@@ -4,7 +4,7 @@
 // Key layout (P is the table's prefix, "ev/" or "sp/"; app ids are 16 raw bytes):
 //
 //	P r <app> <time 8B> <id>  → the row         time-ordered per app, for later range scans
-//	P i <app> <id>            → <time 8B>       id index: Event/Span are two point lookups
+//	P i <app> <id>            → <time 8B>       point index: bug reports only (see below)
 //	P c <app> <16B random>    → uvarint delta   rows added, summed by Count
 //	P d <app> <16B random>    → uvarint delta   rows deleted (DeleteBefore), subtracted by Count
 //	ev/ x <app> <time 8B> <id> → the row        issue index: a copy of each exception and anr row
@@ -30,20 +30,35 @@
 // big-endian with the sign bit flipped so negative times sort before positive ones. Event ids
 // are 16 raw bytes, span ids their string bytes (the last part of the key, so any length works).
 //
-// Idempotency and exact counts: each write transaction looks up the id index of its rows (a
-// point read; skipped for an id the Store's id filter has never seen, idfilter.go), writes only
-// the deltas of rows that are new,
+// A row is identified by its key: the app, its time and its id. Idempotency and exact counts:
+// each write transaction reads the row keys it writes (a point read; skipped for a key the
+// Store's key filter, a badgerdb.KeyFilter, has never seen), writes only the deltas of rows
+// that are new,
 // and commits under Badger's serializable snapshot isolation, so two writers racing on the
-// same id conflict and the loser retries and sees the row. Count deltas go to fresh random
-// keys rather than one counter per app: writers never conflict on the count, and Count sums
-// the app's delta keys (one per committed transaction that added rows; it folds them into one
-// once there are many). Deletions record their own deltas under another tag rather than a
-// signed value, so the uvarint deltas written before deletion existed still decode as they are.
+// same row conflict and the loser retries and sees the row. A row written again at its own
+// time overwrites itself (the last write wins); that is what SDK retries and the spool's
+// replays send. The same id at another time is another row, as in ClickHouse, whose sorting key
+// holds the time too (its Count, uniqExact of ids, counts such an id once; this one counts its
+// rows). SDKs send each event once, at the time it happened.
+//
+// Point index: Event and Span find a row by its id alone. Bug reports, which the dashboard
+// reads that way, have an index entry (one point read, then the row); any other id is found
+// by a keys-only scan of the app's rows, newest first. Earlier releases gave every row an
+// entry, which each write read and wrote: with its random keys, that was about 40 % of a
+// write's CPU (BenchmarkWriteCopies, docs/benchmarks.md). Stores they wrote keep their entries,
+// which Event and Span read, and retention deletes with their rows.
+//
+// Count deltas go to fresh random keys rather than one counter per app: writers never conflict
+// on the count, and Count sums the app's delta keys (one per committed transaction that added
+// rows; it folds them into one once there are many). Deletions record their own deltas under
+// another tag rather than a signed value, so the uvarint deltas written before deletion existed
+// still decode as they are.
 //
 // Retention (DeleteBefore) walks the app's time-ordered rows up to the cut and deletes each row
-// with its index entry; the walk reads every row it deletes, so a writer that rewrites one of
-// them concurrently conflicts with it and one of the two retries. Usage walks the rows of
-// [from, to) month by month. See retention.go.
+// with its point index entry (blindly: an earlier release's store has one for every row); the
+// walk reads every row it deletes, so a writer that rewrites one of them concurrently conflicts
+// with it and one of the two retries. Usage walks the rows of [from, to) month by month. See
+// retention.go.
 package badgerevents
 
 import (
@@ -53,6 +68,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -68,9 +84,9 @@ type Store struct {
 	db      *badger.DB
 	index   backfill // the issue index
 	journey backfill // journey facts (journey.go)
-	// ids knows which ids it may have stored, so that a write skips reading the id index for
-	// an id never seen: that read was a quarter of a write's time (BenchmarkWriteCopies:
-	// 100k → 134k rows/s without it).
+	// ids knows which row keys it may have stored, so that a write skips reading a row key
+	// never seen: that read was a quarter of a write's time (BenchmarkWriteCopies: 100k →
+	// 134k rows/s without it, when it read the id index).
 	ids *badgerdb.KeyFilter
 	// spare is the last write's scratch, kept for the next one (see scratch).
 	spare atomic.Pointer[scratch]
@@ -89,7 +105,7 @@ var (
 // returns.
 func New(db *badger.DB) *Store {
 	s := &Store{db: db, ids: badgerdb.NewKeyFilter(idFilterMinWords,
-		append([]byte(badgerdb.PrefixEvents), tagIdx), append([]byte(badgerdb.PrefixSpans), tagIdx))}
+		append([]byte(badgerdb.PrefixEvents), tagRow), append([]byte(badgerdb.PrefixSpans), tagRow))}
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
 	s.journey.marker, s.journey.try = journeyMarker, (*Store).tryJourney
 	return s
@@ -118,6 +134,7 @@ type row struct {
 	id    []byte // 16 bytes of an event id, or a span id's bytes
 	val   []byte
 	issue bool // an event of an issue type: the row has a copy in the issue index
+	point bool // a bug report: the row has a point index entry (Event reads it by id alone)
 	// Events only: the row's session and, when walk is set, its walk step (journey.go).
 	session uuid.UUID
 	walk    bool
@@ -232,7 +249,8 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 		arena = append(arena, e.ID[:]...)
 		arena = appendEvent(arena, e)
 		b := arena[start:len(arena):len(arena)]
-		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:], issue: isIssueType(e.Type), session: e.SessionID}
+		rows[i] = row{app: e.AppID, ts: e.Timestamp, id: b[:16], val: b[16:], issue: isIssueType(e.Type),
+			point: e.Type == model.BugReportType, session: e.SessionID}
 		rows[i].step, rows[i].walk = walkStepOf(e)
 	}
 	sc.arena = arena
@@ -340,19 +358,22 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		return edits.of(app, session)
 	}
 	// Keys and index values must stay untouched until Commit; they live in one arena.
-	keys := make([]byte, 0, min(len(rows), 4096)*(2*(len(prefix)+1+16)+8+16+8))
+	keys := make([]byte, 0, min(len(rows), 4096)*(len(prefix)+1+16+8+16+8))
 	n := 0
 	for ; n < len(rows); n++ {
 		r := &rows[n]
 		rkLen := len(prefix) + 1 + 16 + 8 + len(r.id) // row and issue keys alike
-		// Worst case per row: set row, set index, delete a row stored under another time, and
-		// for events delete the old row's issue copy; an issue row adds its own copy.
-		need, cnt := 2*entrySize(rkLen, len(r.val))+entrySize(rkLen-8, 8), int64(3)
+		// Worst case per row: set the row, and for events delete the stored row's issue copy;
+		// an issue row adds its own copy, a bug report its point index entry.
+		need, cnt := entrySize(rkLen, len(r.val)), int64(1)
 		if prefix == badgerdb.PrefixEvents {
 			need, cnt = need+entrySize(rkLen, 0), cnt+1
 		}
 		if r.issue {
 			need, cnt = need+entrySize(rkLen, len(r.val)), cnt+1
+		}
+		if r.point {
+			need, cnt = need+entrySize(rkLen-8, 8), cnt+1
 		}
 		if n > 0 && (count+cnt > maxCount || size+need > maxSize) {
 			break
@@ -360,12 +381,12 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		count, size = count+cnt, size+need
 
 		start := len(keys)
-		keys = appendIdxKey(keys, prefix, r.app, r.id)
-		ik := keys[start:len(keys):len(keys)]
+		keys = appendRowKey(keys, prefix, r.app, r.ts, r.id)
+		rk := keys[start:len(keys):len(keys)]
 		var item *badger.Item
 		err := badger.ErrKeyNotFound
-		if !s.ids.Add(ik) { // it may be stored: read its index entry
-			item, err = txn.Get(ik)
+		if !s.ids.Add(rk) { // it may be stored: read it
+			item, err = txn.Get(rk)
 		}
 		switch {
 		case errors.Is(err, badger.ErrKeyNotFound):
@@ -376,52 +397,32 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 			}
 		case err != nil:
 			return 0, err
-		default:
-			// Stored before: overwrite in place (last write wins, as in ClickHouse's
-			// ReplacingMergeTree), removing the old row if it sits under another time.
-			var old int64
-			if err := item.Value(func(v []byte) error {
-				if len(v) != 8 {
-					return errCorrupt
-				}
-				old = getTime(v)
-				return nil
-			}); err != nil {
+		case prefix == badgerdb.PrefixEvents:
+			// Stored before: overwritten in place (the last write wins).
+			if err := rewriteSteps(item, r, edit); err != nil {
 				return 0, err
 			}
-			if prefix == badgerdb.PrefixEvents {
-				if err := rewriteSteps(txn, r, old, edit); err != nil {
-					return 0, err
-				}
-			}
-			if old != r.ts {
-				start := len(keys)
-				keys = appendRowKey(keys, prefix, r.app, old, r.id)
-				if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
-					return 0, err
-				}
-			}
-			if prefix == badgerdb.PrefixEvents && (old != r.ts || !r.issue) {
+			if !r.issue {
 				var had bool
-				if keys, had, err = deleteIssueCopy(txn, keys, r.app, old, r.id); err != nil {
+				if keys, had, err = deleteIssueCopy(txn, keys, r.app, r.ts, r.id); err != nil {
 					return 0, err
 				}
 				if had {
-					mark(r.app, old)
+					mark(r.app, r.ts)
 				}
 			}
 		}
-		start = len(keys)
-		keys = appendRowKey(keys, prefix, r.app, r.ts, r.id)
-		rk := keys[start:len(keys):len(keys)]
-		var t [8]byte
-		putTime(t[:], r.ts)
-		keys = append(keys, t[:]...)
 		if err := txn.Set(rk, r.val); err != nil {
 			return 0, err
 		}
-		if err := txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)]); err != nil {
-			return 0, err
+		if r.point {
+			start = len(keys)
+			keys = appendIdxKey(keys, prefix, r.app, r.id)
+			ik := keys[start:len(keys):len(keys)]
+			keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
+			if err := txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)]); err != nil {
+				return 0, err
+			}
 		}
 		if r.issue {
 			start = len(keys)
@@ -446,26 +447,22 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	return n, txn.Commit()
 }
 
-// rewriteSteps records in the journey edits what rewriting row r (stored before at time old)
-// changes: the old row's step goes (from the old row's session) and r's step comes. A row
-// written again unchanged changes nothing; only a rewrite reads the old row.
-func rewriteSteps(txn *badger.Txn, r *row, old int64, edit func(session, app uuid.UUID) *journeyEdit) error {
-	item, err := txn.Get(appendRowKey(nil, badgerdb.PrefixEvents, r.app, old, r.id))
-	if err != nil {
-		return fmt.Errorf("index points at a missing row: %w", err)
-	}
+// rewriteSteps records in the journey edits what overwriting the stored row item with r (same
+// key) changes: the stored row's step goes (from its session) and r's step comes. A row written
+// again unchanged changes nothing.
+func rewriteSteps(item *badger.Item, r *row, edit func(session, app uuid.UUID) *journeyEdit) error {
 	var v rowView
 	same := false
-	err = item.Value(func(val []byte) error {
-		if same = old == r.ts && bytes.Equal(val, r.val); same {
+	err := item.Value(func(val []byte) error {
+		if same = bytes.Equal(val, r.val); same {
 			return nil
 		}
-		st, walk, err := v.walkRow(old, r.id, val)
+		st, walk, err := v.walkRow(r.ts, r.id, val)
 		if err != nil {
-			return rowErr(old, r.id, err)
+			return rowErr(r.ts, r.id, err)
 		}
 		if walk {
-			edit(v.e.SessionID, r.app).dropID(st.id)
+			edit(v.e.SessionID, r.app).dropStep(st.key())
 		}
 		return nil
 	})
@@ -547,12 +544,14 @@ func (s *Store) Span(ctx context.Context, appID uuid.UUID, spanID string) (model
 	return sp, nil
 }
 
-// get looks the id up in the index, then reads its row.
+// get reads the row of id: through its point index entry when it has one (bug reports, and
+// rows written before the entry became theirs alone; see the package doc), else by a scan of
+// the app's row keys, newest first, that stops at the first with the id.
 func (s *Store) get(prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(appendIdxKey(nil, prefix, app, id))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return sinks.ErrNotFound
+			return scanRow(txn, prefix, app, id, fn)
 		}
 		if err != nil {
 			return err
@@ -569,11 +568,30 @@ func (s *Store) get(prefix string, app uuid.UUID, id []byte, fn func(ts int64, v
 		}
 		item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id))
 		if err != nil {
-			// The index and its row are written in one transaction: a missing row is damage.
+			// An entry and its row are written and deleted in one transaction: a missing row
+			// is damage.
 			return fmt.Errorf("index points at a missing row: %w", err)
 		}
 		return item.Value(func(v []byte) error { return fn(ts, v) })
 	})
+}
+
+// scanRow calls fn with the newest row of the app whose key ends with id, or returns
+// sinks.ErrNotFound. It reads keys only, from the newest back, and the one value it needs.
+func scanRow(txn *badger.Txn, prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
+	head := appendHead(nil, prefix, tagRow, app)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false, Reverse: true})
+	defer it.Close()
+	end := append(slices.Clone(head), bytes.Repeat([]byte{0xff}, 8+len(id)+1)...)
+	for it.Seek(end); it.Valid(); it.Next() {
+		item := it.Item()
+		k := item.Key()
+		if len(k) == len(head)+8+len(id) && bytes.Equal(k[len(head)+8:], id) {
+			ts := getTime(k[len(head):])
+			return item.Value(func(v []byte) error { return fn(ts, v) })
+		}
+	}
+	return sinks.ErrNotFound
 }
 
 // Count returns how many distinct events and spans of the app are stored. It reads one key per
