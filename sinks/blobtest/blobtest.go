@@ -534,10 +534,16 @@ func waitPast(at time.Time) {
 	time.Sleep(time.Until(at) + 1100*time.Millisecond)
 }
 
+// shortTTL is the lifetime of the URLs the expiry tests sign. S3 counts it from the signing
+// time cut to the second, so a URL of 1 s can expire within milliseconds of being signed, before
+// a loaded machine has sent the request made "before expiry" (it did, under make test): 3 s
+// leaves 2 s at least.
+const shortTTL = 3 * time.Second
+
 func testUploadExpired(t *testing.T, open Open) {
 	s, c := open(t)
-	early := signUpload(t, s, "expiry/early", time.Second)
-	late := signUpload(t, s, "expiry/late", 2*time.Second)
+	early := signUpload(t, s, "expiry/early", shortTTL)
+	late := signUpload(t, s, "expiry/late", shortTTL+time.Second)
 	// Before expiry the URL works: what follows is refused because of the time alone.
 	if code, body := do(t, c, http.MethodPut, early.URL, early.Headers, []byte("in time")); !is2xx(code) {
 		t.Fatalf("PUT before expiry: %d %s", code, body)
@@ -557,12 +563,12 @@ func testUploadExpired(t *testing.T, open Open) {
 func testDownloadExpired(t *testing.T, open Open) {
 	s, c := open(t)
 	put(t, s, "expiry/blob", []byte("secret screenshot"))
-	u := signDownload(t, s, "expiry/blob", time.Second)
+	u := signDownload(t, s, "expiry/blob", shortTTL)
 	signed := time.Now()
 	if code, body := do(t, c, http.MethodGet, u, nil, nil); code != http.StatusOK || string(body) != "secret screenshot" {
 		t.Fatalf("GET before expiry: %d %s", code, head(body))
 	}
-	waitPast(signed.Add(time.Second))
+	waitPast(signed.Add(shortTTL))
 	if code, body := do(t, c, http.MethodGet, u, nil, nil); code != http.StatusForbidden {
 		t.Fatalf("GET after expiry: %d %s, want 403", code, head(body))
 	}
