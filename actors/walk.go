@@ -13,7 +13,7 @@ import (
 // maxWalkSteps bounds the journey steps a session actor keeps in time order. A session with
 // more is walked on in arrival order: a later batch with older events is then not reordered,
 // and a screen event sent again is recognised only among the steps kept (its live journey may
-// differ from the store's, which always follows event time and holds each event once).
+// differ from the store's, which always follows event time and holds each row once).
 const maxWalkSteps = 2000
 
 // journeyWalk follows a session's journey in event time, as the store's SessionWalks does, so

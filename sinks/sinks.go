@@ -88,8 +88,9 @@ func Unavailable(store string, err error) error { return &UnavailableError{Store
 // start time). Writing a row that is already stored, in the same call or a later one, leaves
 // one copy; reads and counts never show it twice. SDK retries and the spool's replays after a
 // crash send rows again unchanged, and rely on this. An id written again at another time is
-// another row (both backends' keys hold the time); which one Event or Span returns is the
-// backend's, and Count may count it once (ClickHouse: distinct ids) or twice (Badger).
+// another row (both backends' keys hold the time; ClickHouse's the type too); which one Event
+// or Span returns is the backend's, and Count may count it once (ClickHouse: distinct ids) or
+// twice (Badger).
 //
 // Ordering: none. Rows of one call need not be sorted; reads sort as they document.
 //
@@ -97,11 +98,19 @@ func Unavailable(store string, err error) error { return &UnavailableError{Store
 type EventStore interface {
 	WriteEvents(ctx context.Context, events []model.Event) error
 	WriteSpans(ctx context.Context, spans []model.Span) error
-	// Event returns one stored event with every field as written, or ErrNotFound.
+	// Event returns one stored event with every field as written, or ErrNotFound. Its cost
+	// is the backend's: the embedded one finds an id that is not a bug report's by a scan of
+	// the app's rows.
 	Event(ctx context.Context, appID, eventID uuid.UUID) (model.Event, error)
+	// BugReport returns the app's bug report (an event of model.BugReportType) with this id,
+	// or ErrNotFound when it has none: no event with the id, or one of another type. Unlike
+	// Event it answers from an index on both backends, whatever the id (the dashboard's bug
+	// report pages call it with ids from their URLs).
+	BugReport(ctx context.Context, appID, id uuid.UUID) (model.Event, error)
 	// Span returns one stored span with every field as written, or ErrNotFound.
 	Span(ctx context.Context, appID uuid.UUID, spanID string) (model.Span, error)
-	// Count returns how many distinct events and spans of the app are stored.
+	// Count returns how many events and spans of the app are stored: distinct ids on
+	// ClickHouse, rows on the embedded store (an id written at two times counts twice there).
 	Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error)
 	// DeleteBefore removes the app's events whose timestamp, and spans whose start time, is
 	// before `before` (retention), compared in nanoseconds; rows at or after it and other apps'

@@ -254,8 +254,8 @@ func (a *API) reportOf(w http.ResponseWriter, r *http.Request) (model.Event, boo
 	if !ok {
 		return model.Event{}, false
 	}
-	e, err := a.Events.Event(r.Context(), appOf(r.Context()).ID, id)
-	if errors.Is(err, sinks.ErrNotFound) || err == nil && e.Type != model.BugReportType {
+	e, err := a.Events.BugReport(r.Context(), appOf(r.Context()).ID, id)
+	if errors.Is(err, sinks.ErrNotFound) {
 		httpx.Error(w, http.StatusNotFound, "bug report "+id.String()+": not found")
 		return model.Event{}, false
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
-// filterReady waits until s's id filter answers (its build has read the index).
+// filterReady waits until s's key filter answers (its build has read the row keys).
 func filterReady(t *testing.T, s *Store) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !s.ids.Ready(); time.Sleep(time.Millisecond) {

@@ -295,8 +295,8 @@ func TestIssueIndexBuild(t *testing.T) {
 	}
 }
 
-// A build racing writers that move issue rows and retention that deletes them leaves the index
-// exact.
+// A build racing writers that write issue rows again (at their times, and an hour later: other
+// rows) and retention that deletes them leaves the index exact.
 func TestIssueIndexBuildRaces(t *testing.T) {
 	ctx := context.Background()
 	db := smallDB(t)
@@ -311,7 +311,7 @@ func TestIssueIndexBuildRaces(t *testing.T) {
 	}
 	done := make(chan error, 2)
 	go func() {
-		// Back and forth, then retention at the middle of the moved times.
+		// Each time in turn, then retention at the middle of the later times.
 		for round := 0; round < 4; round++ {
 			src := [2][]model.Event{moved, evs}[round%2]
 			for k := 0; k < len(evs); k += 100 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -78,16 +79,17 @@ func TestCountFolds(t *testing.T) {
 
 // An event sent again under another timestamp is another row (the key holds the time), as in
 // ClickHouse, whose sorting key holds it too; sent again at its own time it overwrites its row.
-// Event finds the newest of an id's rows.
+// Each row of an issue type has its issue index copy. Event finds the newest of an id's rows.
 func TestRetimedEventIsAnotherRow(t *testing.T) {
 	db := memDB(t)
 	s := New(db)
 	ctx := context.Background()
 	app := uuid.New()
 	e := eventstest.RealisticEvents(t, app, 1)[0]
+	e.Type = "exception"
 	later := e
 	later.Timestamp += 1_000_000_007
-	later.Type = "custom"
+	later.Type = "anr"
 	for _, batch := range [][]model.Event{{e}, {later}, {e, later}} {
 		if err := s.WriteEvents(ctx, batch); err != nil {
 			t.Fatal(err)
@@ -96,8 +98,11 @@ func TestRetimedEventIsAnotherRow(t *testing.T) {
 	if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagRow, app)); n != 2 {
 		t.Fatalf("%d rows stored for one id at two times, want 2", n)
 	}
+	if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagIssue, app)); n != 2 {
+		t.Fatalf("%d issue index copies for two issue rows, want 2", n)
+	}
 	got, err := s.Event(ctx, app, e.ID)
-	if err != nil || got.Timestamp != later.Timestamp || got.Type != "custom" {
+	if err != nil || got.Timestamp != later.Timestamp || got.Type != "anr" {
 		t.Fatalf("Event = %+v, %v; want the newest row (ts %d)", got.Timestamp, err, later.Timestamp)
 	}
 	if n := checkConsistent(t, db, s, app); n != 2 {
@@ -105,22 +110,28 @@ func TestRetimedEventIsAnotherRow(t *testing.T) {
 	}
 }
 
-// Event and Span find a row by its id alone: a bug report through its point index entry, any
-// other row by a scan of its app's row keys, and a row of a store an earlier release wrote
-// (an entry for every row) through its entry.
+// Event and Span find a row by its id alone: through its point index entry when it has one
+// (naming the newest bug report row of the id; or the row of a store an earlier release wrote),
+// else by a scan of its app's row keys, the newest row; BugReport only through an entry.
 func TestPointReads(t *testing.T) {
 	ctx := context.Background()
 	db := memDB(t)
 	s := New(db)
-	app, other := uuid.New(), uuid.New()
-	evs := eventstest.RealisticEvents(t, app, 3)
+	// other sorts just before app: a reverse scan past app's first row would reach it.
+	app := uuid.MustParse("80000000-0000-4000-8000-000000000000")
+	other := uuid.MustParse("7fffffff-ffff-4fff-bfff-ffffffffffff")
+	evs := eventstest.RealisticEvents(t, app, 4)
 	evs[0].Type = model.BugReportType
-	spans := eventstest.RealisticSpans(t, app, 2)
-	writeEvents(t, s, evs)
-	if err := s.WriteSpans(ctx, spans[:1]); err != nil {
-		t.Fatal(err)
+	// Each id also at a later time, written first: a scan finds these (the newest), an entry
+	// names the row it was set for.
+	later := slices.Clone(evs)
+	for i := range later {
+		later[i].Timestamp += int64(time.Hour)
 	}
-	// evs[2] as an earlier release wrote it: with an entry, and a row whose time the entry holds.
+	later[0].Type = "custom" // the id's newest row, but not a bug report: not its entry's
+	writeEvents(t, s, later[:3])
+	writeEvents(t, s, evs[:3])
+	// evs[2] as an earlier release wrote it: an entry naming its row, not the later one.
 	var ts [8]byte
 	putTime(ts[:], evs[2].Timestamp)
 	if err := db.Update(func(txn *badger.Txn) error {
@@ -128,41 +139,62 @@ func TestPointReads(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// The same ids in another app are other rows, which app's reads must not find.
-	foreign := slices.Clone(evs[1:2])
-	foreign[0].AppID = other
-	writeEvents(t, s, foreign)
+	// evs[3] only in another app.
+	foreign := evs[3]
+	foreign.AppID = other
+	writeEvents(t, s, []model.Event{foreign})
 	if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagIdx, app)); n != 2 {
 		t.Fatalf("%d point index entries, want 2 (the bug report's and the earlier release's)", n)
 	}
 	cases := []struct {
-		name string
-		app  uuid.UUID
-		id   uuid.UUID
-		want *model.Event // nil: ErrNotFound
+		name      string
+		app, id   uuid.UUID
+		event     *model.Event // what Event returns; nil: ErrNotFound
+		bugReport bool         // BugReport returns event too
 	}{
-		{"bug report, by its entry", app, evs[0].ID, &evs[0]},
-		{"other event, by a scan", app, evs[1].ID, &evs[1]},
-		{"an earlier release's row, by its entry", app, evs[2].ID, &evs[2]},
-		{"another app's row", other, evs[0].ID, nil},
-		{"no such id", app, uuid.New(), nil},
+		{"bug report, by its entry", app, evs[0].ID, &evs[0], true},
+		{"other event, by a scan", app, evs[1].ID, &later[1], false},
+		{"an earlier release's row, by its entry", app, evs[2].ID, &evs[2], false},
+		{"another app's row", app, evs[3].ID, nil, false},
+		{"no such id", app, uuid.New(), nil, false},
+	}
+	same := func(got model.Event, want *model.Event) bool {
+		return got.ID == want.ID && got.Timestamp == want.Timestamp && got.Type == want.Type && got.SessionID == want.SessionID
 	}
 	for _, c := range cases {
 		got, err := s.Event(ctx, c.app, c.id)
 		switch {
-		case c.want == nil && !errors.Is(err, sinks.ErrNotFound):
+		case c.event == nil && !errors.Is(err, sinks.ErrNotFound):
 			t.Errorf("%s: Event = %v, %v; want ErrNotFound", c.name, got.ID, err)
-		case c.want != nil && (err != nil || got.ID != c.want.ID || got.Timestamp != c.want.Timestamp ||
-			got.Type != c.want.Type || got.SessionID != c.want.SessionID):
+		case c.event != nil && (err != nil || !same(got, c.event)):
 			t.Errorf("%s: Event = %v at %d (%s), %v; want %v at %d (%s)", c.name, got.ID, got.Timestamp, got.Type, err,
-				c.want.ID, c.want.Timestamp, c.want.Type)
+				c.event.ID, c.event.Timestamp, c.event.Type)
+		}
+		got, err = s.BugReport(ctx, c.app, c.id)
+		switch {
+		case !c.bugReport && !errors.Is(err, sinks.ErrNotFound):
+			t.Errorf("%s: BugReport = %v, %v; want ErrNotFound", c.name, got.ID, err)
+		case c.bugReport && (err != nil || !same(got, c.event)):
+			t.Errorf("%s: BugReport = %v at %d, %v; want %v at %d", c.name, got.ID, got.Timestamp, err, c.event.ID, c.event.Timestamp)
 		}
 	}
-	if got, err := s.Span(ctx, app, spans[0].SpanID); err != nil || got.SpanID != spans[0].SpanID || got.StartTime != spans[0].StartTime {
-		t.Errorf("Span = %q at %d, %v; want %q at %d", got.SpanID, got.StartTime, err, spans[0].SpanID, spans[0].StartTime)
+	checkConsistent(t, db, s, app)
+
+	// Span ids are the end of their keys, of any length: one that begins another is not it.
+	spans := eventstest.RealisticSpans(t, app, 2)
+	spans[0].SpanID, spans[1].SpanID = "ab", "abc"
+	if err := s.WriteSpans(ctx, spans); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.Span(ctx, app, spans[1].SpanID); !errors.Is(err, sinks.ErrNotFound) {
-		t.Errorf("Span of a span never written: %v, want ErrNotFound", err)
+	for _, id := range []string{"ab", "abc", "a", "abcd", "b"} {
+		got, err := s.Span(ctx, app, id)
+		want := slices.IndexFunc(spans, func(sp model.Span) bool { return sp.SpanID == id })
+		switch {
+		case want < 0 && !errors.Is(err, sinks.ErrNotFound):
+			t.Errorf("Span(%q) = %q, %v; want ErrNotFound", id, got.SpanID, err)
+		case want >= 0 && (err != nil || got.SpanID != id || got.StartTime != spans[want].StartTime):
+			t.Errorf("Span(%q) = %q at %d, %v; want it at %d", id, got.SpanID, got.StartTime, err, spans[want].StartTime)
+		}
 	}
 }
 

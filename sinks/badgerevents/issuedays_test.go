@@ -17,8 +17,8 @@ import (
 
 // TestIssueDaySums checks that IssueCells answers from day sums exactly what reading every row
 // answers, for the query shapes sums serve and those they do not, after each change that must
-// end a sum: writes, rows moved to another day or made no issue, a sum kept stale by a read
-// that ran beside a write, damaged sums, today, and retention.
+// end a sum: writes, issue events sent again on another day, rows made no issue, a sum kept
+// stale by a read that ran beside a write, damaged sums, today, and retention.
 func TestIssueDaySums(t *testing.T) {
 	s := New(memDB(t))
 	app := uuid.New()
@@ -136,22 +136,22 @@ func TestIssueDaySums(t *testing.T) {
 	}
 	check("with a write between a read's snapshot and its sums")
 
-	// An issue row moved to another day ends the sums of both days, and so does an issue row
-	// rewritten as no issue (its copy goes).
-	var moved, demoted model.Event
+	// An issue event sent again on another day (another row) ends that day's sums, and an
+	// issue row rewritten at its time as no issue (its copy goes) ends its day's.
+	var again, demoted model.Event
 	for _, e := range written {
-		if model.ClassOf(e.Type, &e.Facts) != 0 && e.Timestamp < d0+day && moved.Type == "" {
-			moved = e
+		if model.ClassOf(e.Type, &e.Facts) != 0 && e.Timestamp < d0+day && again.Type == "" {
+			again = e
 		}
 		if model.ClassOf(e.Type, &e.Facts) != 0 && e.Timestamp >= d0+day && e.Timestamp < d0+2*day && demoted.Type == "" {
 			demoted = e
 		}
 	}
-	check("before the moves")
-	moved.Timestamp += 2 * day
+	check("before the rewrites")
+	again.Timestamp += 2 * day
 	demoted.Type = "custom"
-	writeEvents(t, s, []model.Event{moved})
-	check("after an issue row moved from day 0 to day 2")
+	writeEvents(t, s, []model.Event{again})
+	check("after an issue event of day 0 sent again on day 2")
 	writeEvents(t, s, []model.Event{demoted})
 	check("after an issue row of day 1 made no issue")
 

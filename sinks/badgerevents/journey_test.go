@@ -132,8 +132,36 @@ func TestJourneyRewrites(t *testing.T) {
 		writeEvents(t, s, append(batch, again...))
 		checkJourney(t, s, app, ed.name)
 	}
-	writeEvents(t, s, evs) // back as first written
+	writeEvents(t, s, evs) // as first written (the rows sent "to another time" stay: other rows)
 	checkJourney(t, s, app, "written again")
+}
+
+// A walk event sent again at another time is another row, and another step of its session:
+// adding it keeps the first, and deleting the first (retention) keeps it.
+func TestJourneyOneIdAtTwoTimes(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, memDB(t))
+	app := uuid.New()
+	sessions := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	evs := genEvents(6, app, 600, genBase, sessions)
+	writeEvents(t, s, evs)
+	cut := genBase + 10*int64(time.Second)
+	var again []model.Event
+	for _, e := range evs {
+		if e.Facts.Screen != "" && e.Timestamp < cut {
+			e.Timestamp += 25 * int64(time.Second)
+			again = append(again, e)
+		}
+	}
+	if len(again) == 0 {
+		t.Fatal("no walk event before the cut: the test checks nothing")
+	}
+	writeEvents(t, s, again)
+	checkJourney(t, s, app, "walk events sent again 25 s later")
+	if err := s.DeleteBefore(ctx, app, time.Unix(0, cut)); err != nil {
+		t.Fatal(err)
+	}
+	checkJourney(t, s, app, "the first rows deleted")
 }
 
 // A session whose journey writes do not fit one transaction with the rows: the write is split

@@ -154,11 +154,19 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 			it.Close()
 			return nil, n, err
 		}
+		// The row's point index entry goes with it if it names this row: an id written at two
+		// times has the entry of its newest bug report row, which may stay.
 		start = len(keys)
 		keys = appendIdxKey(keys, prefix, app, id)
-		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+		ik := keys[start:len(keys):len(keys)]
+		if names, err := entryNames(txn, ik, k[len(head):len(head)+8]); err != nil {
 			it.Close()
 			return nil, n, err
+		} else if names {
+			if err := txn.Delete(ik); err != nil {
+				it.Close()
+				return nil, n, err
+			}
 		}
 		if issue {
 			ts := getTime(k[len(head):])
@@ -312,4 +320,23 @@ func (c *rowCursor) consume(ctx context.Context, end int64, sessions map[uuid.UU
 		n++
 	}
 	return n, nil
+}
+
+// entryNames says whether the point index entry ik exists and holds the time t (its 8 bytes as
+// in a row key). The read makes a writer that sets the entry meanwhile conflict with the
+// deletion.
+func entryNames(txn *badger.Txn, ik, t []byte) (bool, error) {
+	item, err := txn.Get(ik)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	names := false
+	err = item.Value(func(v []byte) error {
+		names = bytes.Equal(v, t)
+		return nil
+	})
+	return names, err
 }

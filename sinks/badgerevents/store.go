@@ -33,20 +33,26 @@
 // A row is identified by its key: the app, its time and its id. Idempotency and exact counts:
 // each write transaction reads the row keys it writes (a point read; skipped for a key the
 // Store's key filter, a badgerdb.KeyFilter, has never seen), writes only the deltas of rows
-// that are new,
-// and commits under Badger's serializable snapshot isolation, so two writers racing on the
-// same row conflict and the loser retries and sees the row. A row written again at its own
-// time overwrites itself (the last write wins); that is what SDK retries and the spool's
-// replays send. The same id at another time is another row, as in ClickHouse, whose sorting key
-// holds the time too (its Count, uniqExact of ids, counts such an id once; this one counts its
-// rows). SDKs send each event once, at the time it happened.
+// that are new, and commits under Badger's serializable snapshot isolation, so two writers
+// racing on the same row conflict and the loser retries and sees the row, provided the loser
+// read it: of two writers of a new key, the filter tells one that it is new, and that one does
+// not read it, so when the other commits first both count the row. The node writes rows from
+// one flusher, and retention adds none, so its writes never race that way.
 //
-// Point index: Event and Span find a row by its id alone. Bug reports, which the dashboard
-// reads that way, have an index entry (one point read, then the row); any other id is found
-// by a keys-only scan of the app's rows, newest first. Earlier releases gave every row an
+// A row written again at its own time overwrites itself (the last write wins); that is what SDK
+// retries and the spool's replays send. The same id at another time is another row, as in
+// ClickHouse, whose sorting key holds the time too. (It holds the type as well: there, the same
+// id and time with another type is a second row, here it overwrites the first. ClickHouse's
+// Count, uniqExact of ids, counts an id once; this one counts rows.) SDKs send each event once,
+// at the time it happened.
+//
+// Point index: Event, BugReport and Span find a row by its id alone. Bug reports, which the
+// dashboard reads that way (BugReport), have an entry naming the newest bug report row of the
+// id (one point read, then the row). Event and Span find any other id by a keys-only scan of
+// the app's rows, newest first; BugReport never scans. Earlier releases gave every row an
 // entry, which each write read and wrote: with its random keys, that was about 40 % of a
 // write's CPU (BenchmarkWriteCopies, docs/benchmarks.md). Stores they wrote keep their entries,
-// which Event and Span read, and retention deletes with their rows.
+// which the reads use, and retention deletes with their rows.
 //
 // Count deltas go to fresh random keys rather than one counter per app: writers never conflict
 // on the count, and Count sums the app's delta keys (one per committed transaction that added
@@ -55,10 +61,10 @@
 // still decode as they are.
 //
 // Retention (DeleteBefore) walks the app's time-ordered rows up to the cut and deletes each row
-// with its point index entry (blindly: an earlier release's store has one for every row); the
-// walk reads every row it deletes, so a writer that rewrites one of them concurrently conflicts
-// with it and one of the two retries. Usage walks the rows of [from, to) month by month. See
-// retention.go.
+// with its point index entry if the entry names it (an earlier release's store has one for
+// every row; a bug report's names the newest bug report row of its id); the walk reads every
+// row it deletes, so a writer that rewrites one of them concurrently conflicts with it and one
+// of the two retries. Usage walks the rows of [from, to) month by month. See retention.go.
 package badgerevents
 
 import (
@@ -98,8 +104,8 @@ var (
 )
 
 // New returns a store over the node's shared database. While it is open it must be the only
-// writer of the database's event and span rows (its id filter knows only the ids present when
-// it started and those it wrote), and it is closed before the database. A store written before
+// writer of the database's event and span rows (its key filter knows only the row keys present
+// when it started and those it wrote), and it is closed before the database. A store written before
 // the issue index or journey facts gets each built by the first query that reads it (which
 // other queries do not wait for: they read all rows meanwhile); Open builds both before it
 // returns.
@@ -111,7 +117,7 @@ func New(db *badger.DB) *Store {
 	return s
 }
 
-// idFilterMinWords is the smallest id filter; tests make it small to see it rebuilt.
+// idFilterMinWords is the smallest key filter; tests make it small to see it rebuilt.
 var idFilterMinWords = badgerdb.KeyFilterMinWords
 
 const (
@@ -416,11 +422,7 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 			return 0, err
 		}
 		if r.point {
-			start = len(keys)
-			keys = appendIdxKey(keys, prefix, r.app, r.id)
-			ik := keys[start:len(keys):len(keys)]
-			keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
-			if err := txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)]); err != nil {
+			if keys, err = setPointEntry(txn, keys, prefix, r, rk); err != nil {
 				return 0, err
 			}
 		}
@@ -445,6 +447,35 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		return n, err
 	}
 	return n, txn.Commit()
+}
+
+// setPointEntry sets the point index entry of bug report r (row key rk) to name its row, unless
+// it names a newer row of the id already: the entry names the newest, so retention, which
+// deletes the oldest rows first and an entry only with the row it names, never leaves a bug
+// report without one. The key and value go to keys, which it returns.
+func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byte) ([]byte, error) {
+	start := len(keys)
+	keys = appendIdxKey(keys, prefix, r.app, r.id)
+	ik := keys[start:len(keys):len(keys)]
+	item, err := txn.Get(ik)
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+	case err != nil:
+		return keys, err
+	default:
+		newer := false
+		if err := item.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return errCorrupt
+			}
+			newer = getTime(v) > r.ts
+			return nil
+		}); err != nil || newer {
+			return keys, err
+		}
+	}
+	keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
+	return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
 }
 
 // rewriteSteps records in the journey edits what overwriting the stored row item with r (same
@@ -518,23 +549,43 @@ func countKey(prefix string, tag byte, app uuid.UUID) []byte {
 	return append(k, r[:]...)
 }
 
-// Event returns one stored event; see sinks.EventStore.
+// Event returns one stored event; see sinks.EventStore. An id without a point index entry is
+// looked for by a scan of the app's row keys.
 func (s *Store) Event(ctx context.Context, appID, eventID uuid.UUID) (model.Event, error) {
-	e := model.Event{ID: eventID, AppID: appID}
-	err := s.get(badgerdb.PrefixEvents, appID, eventID[:], func(ts int64, val []byte) error {
-		e.Timestamp = ts
-		return decodeEvent(val, &e)
-	})
+	e, err := s.event(ctx, appID, eventID, true)
 	if err != nil {
 		return model.Event{}, fmt.Errorf("badgerevents: event %s of app %s: %w", eventID, appID, err)
 	}
 	return e, nil
 }
 
-// Span returns one stored span; see sinks.EventStore.
+// BugReport returns the app's bug report with this id; see sinks.EventStore. It reads the
+// point index entry and its row, never scans.
+func (s *Store) BugReport(ctx context.Context, appID, id uuid.UUID) (model.Event, error) {
+	e, err := s.event(ctx, appID, id, false)
+	if err == nil && e.Type != model.BugReportType {
+		err = sinks.ErrNotFound
+	}
+	if err != nil {
+		return model.Event{}, fmt.Errorf("badgerevents: bug report %s of app %s: %w", id, appID, err)
+	}
+	return e, nil
+}
+
+func (s *Store) event(ctx context.Context, appID, eventID uuid.UUID, scan bool) (model.Event, error) {
+	e := model.Event{ID: eventID, AppID: appID}
+	err := s.get(ctx, badgerdb.PrefixEvents, appID, eventID[:], scan, func(ts int64, val []byte) error {
+		e.Timestamp = ts
+		return decodeEvent(val, &e)
+	})
+	return e, err
+}
+
+// Span returns one stored span; see sinks.EventStore. Spans have no point index entries (but
+// in stores of earlier releases): a span is looked for by a scan of the app's span keys.
 func (s *Store) Span(ctx context.Context, appID uuid.UUID, spanID string) (model.Span, error) {
 	sp := model.Span{AppID: appID, SpanID: spanID}
-	err := s.get(badgerdb.PrefixSpans, appID, []byte(spanID), func(ts int64, val []byte) error {
+	err := s.get(ctx, badgerdb.PrefixSpans, appID, []byte(spanID), true, func(ts int64, val []byte) error {
 		sp.StartTime = ts
 		return decodeSpan(val, &sp)
 	})
@@ -544,14 +595,18 @@ func (s *Store) Span(ctx context.Context, appID uuid.UUID, spanID string) (model
 	return sp, nil
 }
 
-// get reads the row of id: through its point index entry when it has one (bug reports, and
-// rows written before the entry became theirs alone; see the package doc), else by a scan of
-// the app's row keys, newest first, that stops at the first with the id.
-func (s *Store) get(prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
+// get reads the row of id: the one its point index entry names when it has one (bug reports,
+// whose entry names the newest bug report row of the id, and every row of a store an earlier
+// release wrote), else, when scan is set, the newest row of the app with the id, found by a
+// keys-only scan of the app's rows from the newest back.
+func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte, scan bool, fn func(ts int64, val []byte) error) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(appendIdxKey(nil, prefix, app, id))
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return scanRow(txn, prefix, app, id, fn)
+			if !scan {
+				return sinks.ErrNotFound
+			}
+			return scanRow(ctx, txn, prefix, app, id, fn)
 		}
 		if err != nil {
 			return err
@@ -568,8 +623,8 @@ func (s *Store) get(prefix string, app uuid.UUID, id []byte, fn func(ts int64, v
 		}
 		item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id))
 		if err != nil {
-			// An entry and its row are written and deleted in one transaction: a missing row
-			// is damage.
+			// An entry is written with its row and deleted with it (retention deletes an
+			// entry only with the row it names): a missing row is damage.
 			return fmt.Errorf("index points at a missing row: %w", err)
 		}
 		return item.Value(func(v []byte) error { return fn(ts, v) })
@@ -577,13 +632,20 @@ func (s *Store) get(prefix string, app uuid.UUID, id []byte, fn func(ts int64, v
 }
 
 // scanRow calls fn with the newest row of the app whose key ends with id, or returns
-// sinks.ErrNotFound. It reads keys only, from the newest back, and the one value it needs.
-func scanRow(txn *badger.Txn, prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
+// sinks.ErrNotFound. It reads keys only, from the newest back, and the one value it needs; it
+// stops when ctx ends.
+func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
 	head := appendHead(nil, prefix, tagRow, app)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false, Reverse: true})
 	defer it.Close()
 	end := append(slices.Clone(head), bytes.Repeat([]byte{0xff}, 8+len(id)+1)...)
+	n := 0
 	for it.Seek(end); it.Valid(); it.Next() {
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		item := it.Item()
 		k := item.Key()
 		if len(k) == len(head)+8+len(id) && bytes.Equal(k[len(head)+8:], id) {
@@ -594,7 +656,7 @@ func scanRow(txn *badger.Txn, prefix string, app uuid.UUID, id []byte, fn func(t
 	return sinks.ErrNotFound
 }
 
-// Count returns how many distinct events and spans of the app are stored. It reads one key per
+// Count returns how many event and span rows of the app are stored. It reads one key per
 // write transaction that added rows since the last fold, so its cost grows with the number of
 // writes, not rows; past foldAt keys it folds them into one.
 func (s *Store) Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error) {
@@ -675,7 +737,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close ends a build of the id filter under way and records that the day sums hold as kept
+// Close ends a build of the key filter under way and records that the day sums hold as kept
 // (keepOrDropSums). The database is shared and its owner closes it, after the Store.
 func (s *Store) Close() error {
 	s.ids.Close()

@@ -359,6 +359,19 @@ func (s *Store) Event(ctx context.Context, appID, eventID uuid.UUID) (model.Even
 	return c.get(0), nil
 }
 
+// BugReport returns the app's bug report with this id; see sinks.EventStore. The sorting key's
+// first two columns (app, type) keep the read to the app's bug report granules.
+func (s *Store) BugReport(ctx context.Context, appID, id uuid.UUID) (model.Event, error) {
+	c := newEventCols(1, 0, 0)
+	cols := c.cols()
+	err := s.queryOne(ctx, cols, "SELECT "+names(cols, false)+
+		" FROM events WHERE app_id = toUUID(?) AND type = ? AND id = toUUID(?) LIMIT 1", appID, model.BugReportType, id)
+	if err != nil {
+		return model.Event{}, fmt.Errorf("clickhouse: bug report %s of app %s: %w", id, appID, err)
+	}
+	return c.get(0), nil
+}
+
 // Span returns one stored span; see sinks.EventStore.
 func (s *Store) Span(ctx context.Context, appID uuid.UUID, spanID string) (model.Span, error) {
 	c := newSpanCols(1, 0, 0)

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) sinks.EventStore) {
 	t.Run("Idempotent", func(t *testing.T) { testIdempotent(t, opened(t)) })
 	t.Run("AppsIsolated", func(t *testing.T) { testAppsIsolated(t, opened(t)) })
 	t.Run("NotFound", func(t *testing.T) { testNotFound(t, opened(t)) })
+	t.Run("BugReport", func(t *testing.T) { testBugReport(t, opened(t)) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, opened(t)) })
 	t.Run("LargeBatch", func(t *testing.T) { testLargeBatch(t, opened(t)) })
 	t.Run("DeleteBefore", func(t *testing.T) { testDeleteBefore(t, opened(t)) })
@@ -482,6 +483,41 @@ func testNotFound(t *testing.T, s sinks.EventStore) {
 	for _, c := range spCases {
 		if _, err := s.Span(ctx(t), c.app, c.id); !errors.Is(err, sinks.ErrNotFound) {
 			t.Errorf("%s: Span error = %v, want ErrNotFound", c.name, err)
+		}
+	}
+}
+
+// testBugReport: BugReport finds the app's bug reports by id, and nothing else: not an event of
+// another type, not another app's bug report, not an id never written.
+func testBugReport(t *testing.T, s sinks.EventStore) {
+	app, other := uuid.New(), uuid.New()
+	report := fullEvent(app, 1)
+	report.Type = model.BugReportType
+	custom := fullEvent(app, 2)
+	custom.Type = "custom"
+	foreign := report
+	foreign.AppID, foreign.ID = other, uuid.New()
+	if err := s.WriteEvents(ctx(t), []model.Event{report, custom, foreign}); err != nil {
+		t.Fatalf("WriteEvents: %v", err)
+	}
+	got, err := s.BugReport(ctx(t), app, report.ID)
+	if err != nil {
+		t.Fatalf("BugReport(%s): %v", report.ID, err)
+	}
+	if d := diff(got, normEvent(report)); d != "" {
+		t.Errorf("BugReport(%s) differs from what was written:\n%s", report.ID, d)
+	}
+	for _, c := range []struct {
+		name    string
+		app, id uuid.UUID
+	}{
+		{"an event of another type", app, custom.ID},
+		{"another app's bug report", app, foreign.ID},
+		{"a bug report asked of another app", other, report.ID},
+		{"an id never written", app, uuid.New()},
+	} {
+		if _, err := s.BugReport(ctx(t), c.app, c.id); !errors.Is(err, sinks.ErrNotFound) {
+			t.Errorf("%s: BugReport error = %v, want ErrNotFound", c.name, err)
 		}
 	}
 }
