@@ -15,7 +15,7 @@ import (
 // model.BugReportQuery.Match, model.CompareBugReports and model.Buckets.Start. A report is a
 // bug_report event as stored (an event written twice is one report); its id is the event id.
 // Times are Unix nanoseconds, windows [From, To) on the event's Timestamp. One report is read
-// with EventStore.Event.
+// with EventStore.BugReport.
 //
 // Statuses: a report's status is not in the event store, which is append-only; it lives in
 // the metadata store (BugReportStatuses). A query that filters by status

@@ -86,11 +86,11 @@ func Unavailable(store string, err error) error { return &UnavailableError{Store
 //
 // Idempotency: rows are identified by (app id, event id, timestamp) and (app id, span id,
 // start time). Writing a row that is already stored, in the same call or a later one, leaves
-// one copy; reads and counts never show it twice. SDK retries and the spool's replays after a
-// crash send rows again unchanged, and rely on this. An id written again at another time is
-// another row (both backends' keys hold the time; ClickHouse's the type too); which one Event
-// or Span returns is the backend's, and Count may count it once (ClickHouse: distinct ids) or
-// twice (Badger).
+// one copy; reads and counts never show it twice, whether the writes are one after another or
+// at once. SDK retries and the spool's replays after a crash send rows again unchanged, and
+// rely on this. An id written again at another time is another row (both backends' keys hold
+// the time; ClickHouse's the type too); which one Event or Span returns is the backend's, and
+// Count may count it once (ClickHouse: distinct ids) or twice (Badger).
 //
 // Ordering: none. Rows of one call need not be sorted; reads sort as they document.
 //

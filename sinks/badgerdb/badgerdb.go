@@ -52,9 +52,10 @@ func Open(dir string, logger *slog.Logger) (*badger.DB, error) {
 // CollectGarbage rewrites the files they fill.
 //
 // Its level 0 compacts into a base level of EventsBaseLevelSize rather than Badger's 10 MB.
-// Every level 0 table spans both the rows' keys and the id index's, so each such compaction
-// rewrites the whole base level; the smaller one overflowed at each of them, and the keys went
-// through one more level at the sizes measured. Writing 2M recorded-shape rows took 20 % less
+// Every level 0 table spanned both the rows' keys and the id index's (when every row had an
+// index entry; since 2026-11-30 only bug reports do), so each such compaction rewrote the whole
+// base level; the smaller one overflowed at each of them, and the keys went through one more
+// level at the sizes measured. Writing 2M recorded-shape rows took 20 % less
 // of the process's CPU, flushes and compactions included, at 64 MB; 32, 128 and 256 MB saved
 // less in the runs measured (docs/benchmarks.md). A database written with the smaller base
 // keeps its extra level, now at the larger target: Badger compacts level 0 into the first level

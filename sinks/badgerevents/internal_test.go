@@ -180,6 +180,31 @@ func TestPointReads(t *testing.T) {
 	}
 	checkConsistent(t, db, s, app)
 
+	// BugReport reads entries only: with a bug report's entry gone, Event still finds its row
+	// (by its scan) and BugReport does not.
+	solo := eventstest.RealisticEvents(t, app, 1)[0]
+	solo.Type, solo.Facts = model.BugReportType, model.EventFacts{}
+	writeEvents(t, s, []model.Event{solo})
+	if err := db.Update(func(txn *badger.Txn) error {
+		return txn.Delete(appendIdxKey(nil, badgerdb.PrefixEvents, app, solo.ID[:]))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.BugReport(ctx, app, solo.ID); !errors.Is(err, sinks.ErrNotFound) {
+		t.Errorf("BugReport without an entry = %v at %d, %v; want ErrNotFound", got.ID, got.Timestamp, err)
+	}
+	if got, err := s.Event(ctx, app, solo.ID); err != nil || got.Timestamp != solo.Timestamp {
+		t.Errorf("Event without an entry = %d, %v; want its row (%d)", got.Timestamp, err, solo.Timestamp)
+	}
+	// A scan stops when its context ends.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	many := eventstest.RealisticEvents(t, app, 5000)
+	writeEvents(t, s, many)
+	if _, err := s.Event(done, app, uuid.New()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Event with an ended context over %d rows: %v, want context.Canceled", len(many), err)
+	}
+
 	// Span ids are the end of their keys, of any length: one that begins another is not it.
 	spans := eventstest.RealisticSpans(t, app, 2)
 	spans[0].SpanID, spans[1].SpanID = "ab", "abc"

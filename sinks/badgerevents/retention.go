@@ -323,7 +323,7 @@ func (c *rowCursor) consume(ctx context.Context, end int64, sessions map[uuid.UU
 }
 
 // entryNames says whether the point index entry ik exists and holds the time t (its 8 bytes as
-// in a row key). The read makes a writer that sets the entry meanwhile conflict with the
+// in a row key), or is damaged. The read makes a writer that sets the entry meanwhile conflict with the
 // deletion.
 func entryNames(txn *badger.Txn, ik, t []byte) (bool, error) {
 	item, err := txn.Get(ik)
@@ -335,7 +335,7 @@ func entryNames(txn *badger.Txn, ik, t []byte) (bool, error) {
 	}
 	names := false
 	err = item.Value(func(v []byte) error {
-		names = bytes.Equal(v, t)
+		names = len(v) != 8 || bytes.Equal(v, t) // a damaged entry goes with any row of its id
 		return nil
 	})
 	return names, err

@@ -169,9 +169,12 @@ func TestDeleteBeforeRacesWriters(t *testing.T) {
 	ctx := context.Background()
 	app := uuid.New()
 	events := eventstest.RealisticEvents(t, app, 3000)
+	for i := 0; i < len(events); i += 7 { // some bug reports: their entries race too
+		events[i].Type, events[i].Facts = model.BugReportType, model.EventFacts{}
+	}
 	cutNs := events[len(events)/2].Timestamp
 	cut := time.Unix(0, cutNs)
-	// moved: the same ids at later times (other rows), some of them past the cut.
+	// moved: the same ids at later times (other rows), at or after the cut for those written.
 	moved := make([]model.Event, len(events))
 	for i := range events {
 		moved[i] = events[i]
@@ -189,7 +192,8 @@ func TestDeleteBeforeRacesWriters(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			defer writers.Done()
-			// The ids whose moved time crosses the cut, each time in turn, in small batches.
+			// The quarter of ids before the cut: their rows again (which retention deletes
+			// meanwhile) and their later rows, each in turn, in small batches.
 			lo, hi := len(events)/4, len(events)/2
 			for round := 0; round < 12; round++ {
 				src := events
@@ -415,17 +419,22 @@ func BenchmarkUsage(b *testing.B) {
 
 // A write that commits while a deletion is between its reads and its commit: a replay of a row
 // the deletion read makes it conflict and retry, so the row is deleted, never left half; the
-// same event at another time is another row, which the deletion did not read and leaves.
+// same event at another time is another row, which the deletion did not read and leaves, but
+// for a bug report, whose point index entry both read: the deletion retries and leaves the
+// entry, which names the new row.
 func TestDeleteBeforeConflictsWithWriter(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name     string
+		typ      string
 		shift    int64 // the racing write's time minus the row's
 		wantKept int
+		conflict bool // the deletion must retry
 	}{
-		{"sent again past the cut", int64(time.Hour), 1},
-		{"replayed in place", 0, 0},
-		{"sent again within the deleted range", -int64(time.Hour), 1},
+		{"sent again past the cut", "custom", int64(time.Hour), 1, false},
+		{"replayed in place", "custom", 0, 0, true},
+		{"sent again within the deleted range", "custom", -int64(time.Hour), 1, false},
+		{"bug report sent again past the cut", model.BugReportType, int64(time.Hour), 1, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -434,8 +443,8 @@ func TestDeleteBeforeConflictsWithWriter(t *testing.T) {
 			app := uuid.New()
 			e := eventstest.RealisticEvents(t, app, 1)[0]
 			// No walk event: the deletion and the write share no session walk to conflict on,
-			// only the row itself.
-			e.Type, e.Facts = "custom", model.EventFacts{}
+			// only the row itself (and a bug report's entry).
+			e.Type, e.Facts = c.typ, model.EventFacts{}
 			if err := s.WriteEvents(ctx, []model.Event{e}); err != nil {
 				t.Fatal(err)
 			}
@@ -453,11 +462,16 @@ func TestDeleteBeforeConflictsWithWriter(t *testing.T) {
 			if err := s.DeleteBefore(ctx, app, time.Unix(0, e.Timestamp+int64(time.Minute))); err != nil {
 				t.Fatal(err)
 			}
-			if raced < 2 && c.wantKept == 0 {
+			if c.conflict && raced < 2 {
 				t.Fatalf("deletion committed %d times; want a conflict and a retry", raced)
 			}
 			if n := checkConsistent(t, db, s, app); n != c.wantKept {
 				t.Fatalf("%d rows left, want %d", n, c.wantKept)
+			}
+			if c.typ == model.BugReportType {
+				if got, err := s.BugReport(ctx, app, e.ID); err != nil || got.Timestamp != racing.Timestamp {
+					t.Fatalf("BugReport at %d, %v; want the new row (%d)", got.Timestamp, err, racing.Timestamp)
+				}
 			}
 		})
 	}

@@ -33,11 +33,11 @@
 // A row is identified by its key: the app, its time and its id. Idempotency and exact counts:
 // each write transaction reads the row keys it writes (a point read; skipped for a key the
 // Store's key filter, a badgerdb.KeyFilter, has never seen), writes only the deltas of rows
-// that are new, and commits under Badger's serializable snapshot isolation, so two writers
-// racing on the same row conflict and the loser retries and sees the row, provided the loser
-// read it: of two writers of a new key, the filter tells one that it is new, and that one does
-// not read it, so when the other commits first both count the row. The node writes rows from
-// one flusher, and retention adds none, so its writes never race that way.
+// that are new, and commits under Badger's serializable snapshot isolation. Writes run one at a
+// time (Store.writing): the filter tells the first writer of a new key that it is new, and that
+// writer does not read it, so two writers of one new key at once could both count it.
+// Retention, the other writer, adds no rows; a write that rewrites a row retention read
+// conflicts with it, and one of the two retries and sees the other's commit.
 //
 // A row written again at its own time overwrites itself (the last write wins); that is what SDK
 // retries and the spool's replays send. The same id at another time is another row, as in
@@ -48,7 +48,10 @@
 //
 // Point index: Event, BugReport and Span find a row by its id alone. Bug reports, which the
 // dashboard reads that way (BugReport), have an entry naming the newest bug report row of the
-// id (one point read, then the row). Event and Span find any other id by a keys-only scan of
+// id (one point read, then the row), unless the id was used by another type too: a row
+// rewritten at its time as another type, or a newer row of another type that an earlier release
+// indexed, keeps the entry, and BugReport then answers not found (ClickHouse would find the
+// report). SDKs never reuse an id. Event and Span find any other id by a keys-only scan of
 // the app's rows, newest first; BugReport never scans. Earlier releases gave every row an
 // entry, which each write read and wrote: with its random keys, that was about 40 % of a
 // write's CPU (BenchmarkWriteCopies, docs/benchmarks.md). Stores they wrote keep their entries,
@@ -75,6 +78,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -96,6 +100,11 @@ type Store struct {
 	ids *badgerdb.KeyFilter
 	// spare is the last write's scratch, kept for the next one (see scratch).
 	spare atomic.Pointer[scratch]
+	// writing is held by each write, so that writes of rows run one at a time: the key filter
+	// tells the first writer of a new key that it is new, and that writer does not read the key,
+	// so a second writer of the same key committing first would count the row twice. The node
+	// writes rows from one flusher, so this costs it nothing.
+	writing sync.Mutex
 }
 
 var (
@@ -140,7 +149,7 @@ type row struct {
 	id    []byte // 16 bytes of an event id, or a span id's bytes
 	val   []byte
 	issue bool // an event of an issue type: the row has a copy in the issue index
-	point bool // a bug report: the row has a point index entry (Event reads it by id alone)
+	point bool // a bug report: the row has a point index entry (BugReport reads it by id alone)
 	// Events only: the row's session and, when walk is set, its walk step (journey.go).
 	session uuid.UUID
 	walk    bool
@@ -300,6 +309,8 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.ids.Ensure(s.db)
 	for done := 0; done < len(rows); {
 		n, err := s.commitSome(ctx, prefix, rows[done:])
