@@ -1,6 +1,8 @@
 package badgerevents
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -220,6 +222,42 @@ func TestPointReads(t *testing.T) {
 		case want >= 0 && (err != nil || got.SpanID != id || got.StartTime != spans[want].StartTime):
 			t.Errorf("Span(%q) = %q at %d, %v; want it at %d", id, got.SpanID, got.StartTime, err, spans[want].StartTime)
 		}
+	}
+}
+
+// EventIDs lists each event row of the app once, oldest first: an id at two times twice, another
+// app's rows never.
+func TestEventIDs(t *testing.T) {
+	ctx := context.Background()
+	s := New(memDB(t))
+	app := uuid.MustParse("80000000-0000-4000-8000-000000000000")
+	other := uuid.MustParse("7fffffff-ffff-4fff-bfff-ffffffffffff")
+	evs := eventstest.RealisticEvents(t, app, 50)
+	again := evs[3]
+	again.Timestamp += int64(time.Hour)
+	foreign := evs[4]
+	foreign.AppID, foreign.ID = other, uuid.New()
+	writeEvents(t, s, append(slices.Clone(evs), again, foreign))
+	type idAt struct {
+		id uuid.UUID
+		ts int64
+	}
+	var want []idAt
+	for _, e := range append(slices.Clone(evs), again) {
+		want = append(want, idAt{e.ID, e.Timestamp})
+	}
+	slices.SortFunc(want, func(a, b idAt) int {
+		if a.ts != b.ts {
+			return cmp.Compare(a.ts, b.ts)
+		}
+		return bytes.Compare(a.id[:], b.id[:])
+	})
+	var got []idAt
+	if err := s.EventIDs(ctx, app, func(id uuid.UUID, ts int64) { got = append(got, idAt{id, ts}) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("EventIDs listed %d rows, want the %d written in time order:\n got %v\nwant %v", len(got), len(want), got, want)
 	}
 }
 

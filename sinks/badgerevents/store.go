@@ -642,6 +642,31 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 	})
 }
 
+// EventIDs calls fn with the id and time of each of the app's event rows, oldest first, from
+// one keys-only scan: what a check of everything a store holds (the fault tests) reads instead
+// of an Event per id, each of which scans. It stops when ctx ends.
+func (s *Store) EventIDs(ctx context.Context, app uuid.UUID, fn func(id uuid.UUID, ts int64)) error {
+	head := appendHead(nil, badgerdb.PrefixEvents, tagRow, app)
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
+		defer it.Close()
+		n := 0
+		for it.Rewind(); it.Valid(); it.Next() {
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			k := it.Item().Key()
+			if len(k) != len(head)+8+16 {
+				return fmt.Errorf("badgerevents: event row key of %d bytes: %w", len(k), errCorrupt)
+			}
+			fn(uuid.UUID(k[len(head)+8:]), getTime(k[len(head):]))
+		}
+		return nil
+	})
+}
+
 // scanRow calls fn with the newest row of the app whose key ends with id, or returns
 // sinks.ErrNotFound. It reads keys only, from the newest back, and the one value it needs; it
 // stops when ctx ends.
