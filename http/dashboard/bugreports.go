@@ -19,8 +19,8 @@ import (
 
 // The bug report endpoints (issue #12): a page of an app's bug reports, their count per
 // version and bucket, one report, and its status. Reports are bug_report events, read from the
-// event store (sinks.BugReports, EventStore.BugReport); their status (0 open, 1 closed) is kept in
-// the metadata store (sinks.BugReportStatuses). A status filter reads the app's closed ids
+// event store (sinks.BugReports, EventStore.BugReport); their status (0 open, 1 closed) is kept
+// in the metadata store (sinks.BugReportStatuses). A status filter reads the app's closed ids
 // from the metadata store and hands them to the event store's query. Every filter means what
 // it means on the other endpoints (window, versions, OS, attribute lists, ud_expression), plus
 // bug_report_statuses and free_text (model.MatchFreeText).

@@ -323,8 +323,8 @@ func (c *rowCursor) consume(ctx context.Context, end int64, sessions map[uuid.UU
 }
 
 // entryNames says whether the point index entry ik exists and holds the time t (its 8 bytes as
-// in a row key), or is damaged. The read makes a writer that sets the entry meanwhile conflict with the
-// deletion.
+// in a row key), or is damaged. The read makes a writer that sets the entry meanwhile conflict
+// with the deletion.
 func entryNames(txn *badger.Txn, ik, t []byte) (bool, error) {
 	item, err := txn.Get(ik)
 	if errors.Is(err, badger.ErrKeyNotFound) {
