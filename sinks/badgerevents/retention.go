@@ -333,10 +333,6 @@ func entryNames(txn *badger.Txn, ik, t []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	names := false
-	err = item.Value(func(v []byte) error {
-		names = len(v) != 8 || bytes.Equal(v, t) // a damaged entry goes with any row of its id
-		return nil
-	})
-	return names, err
+	ts, whole, err := entryTime(item)
+	return !whole || ts == getTime(t), err // a damaged entry goes with any row of its id
 }

@@ -438,13 +438,10 @@ func TestDeleteBeforeConflictsWithWriter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := memDB(t)
-			s := New(db)
-			app := uuid.New()
-			e := eventstest.RealisticEvents(t, app, 1)[0]
 			// No walk event: the deletion and the write share no session walk to conflict on,
 			// only the row itself (and a bug report's entry).
-			e.Type, e.Facts = c.typ, model.EventFacts{}
+			db, s, e := storeOfOne(t, c.typ)
+			app := e.AppID
 			if err := s.WriteEvents(ctx, []model.Event{e}); err != nil {
 				t.Fatal(err)
 			}
@@ -475,4 +472,59 @@ func TestDeleteBeforeConflictsWithWriter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A damaged point index entry (not the 8 bytes of a time) is refused by BugReport, repaired by
+// the next write of a bug report of its id, and deleted by retention with any row of its id.
+func TestDamagedPointEntry(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		value []byte // the damaged entry
+		then  string // "write": the bug report again; "delete": retention past its row
+	}{
+		{"short, then written", []byte{1, 2, 3}, "write"},
+		{"empty, then written", []byte{}, "write"},
+		{"long, then deleted", make([]byte, 9), "delete"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db, s, br := storeOfOne(t, model.BugReportType)
+			app := br.AppID
+			writeEvents(t, s, []model.Event{br})
+			ik := appendIdxKey(nil, badgerdb.PrefixEvents, app, br.ID[:])
+			if err := db.Update(func(txn *badger.Txn) error { return txn.Set(ik, c.value) }); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.BugReport(ctx, app, br.ID); !errors.Is(err, errCorrupt) {
+				t.Fatalf("BugReport over a damaged entry = %v at %d, %v; want errCorrupt", got.ID, got.Timestamp, err)
+			}
+			switch c.then {
+			case "write":
+				if err := s.WriteEvents(ctx, []model.Event{br}); err != nil {
+					t.Fatalf("writing the bug report again over its damaged entry: %v", err)
+				}
+				if got, err := s.BugReport(ctx, app, br.ID); err != nil || got.Timestamp != br.Timestamp {
+					t.Fatalf("BugReport after the write = %d, %v; want its row (%d)", got.Timestamp, err, br.Timestamp)
+				}
+				checkConsistent(t, db, s, app)
+			case "delete":
+				if err := s.DeleteBefore(ctx, app, time.Unix(0, br.Timestamp+1)); err != nil {
+					t.Fatal(err)
+				}
+				if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagIdx, app)); n != 0 {
+					t.Fatalf("%d point index entries after retention deleted the only row, want 0", n)
+				}
+			}
+		})
+	}
+}
+
+// storeOfOne is an empty store in memory and an event of type typ for it, without a walk.
+func storeOfOne(t *testing.T, typ string) (*badger.DB, *Store, model.Event) {
+	t.Helper()
+	db := memDB(t)
+	e := eventstest.RealisticEvents(t, uuid.New(), 1)[0]
+	e.Type, e.Facts = typ, model.EventFacts{}
+	return db, New(db), e
 }

@@ -474,19 +474,27 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 	case err != nil:
 		return keys, err
 	default:
-		newer := false
-		if err := item.Value(func(v []byte) error {
-			if len(v) != 8 {
-				return errCorrupt
-			}
-			newer = getTime(v) > r.ts
-			return nil
-		}); err != nil || newer {
+		// A damaged entry names no row: this write repairs it.
+		ts, whole, err := entryTime(item)
+		if err != nil || whole && ts > r.ts {
 			return keys, err
 		}
 	}
 	keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
 	return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
+}
+
+// entryTime reads a point index entry: the time of the row it names, and whether the entry is
+// whole (8 bytes). Readers refuse a damaged entry (get), writers overwrite it (setPointEntry)
+// and retention deletes it with any row of its id (entryNames).
+func entryTime(item *badger.Item) (ts int64, whole bool, err error) {
+	err = item.Value(func(v []byte) error {
+		if whole = len(v) == 8; whole {
+			ts = getTime(v)
+		}
+		return nil
+	})
+	return ts, whole, err
 }
 
 // rewriteSteps records in the journey edits what overwriting the stored row item with r (same
@@ -622,15 +630,12 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 		if err != nil {
 			return err
 		}
-		var ts int64
-		if err := item.Value(func(v []byte) error {
-			if len(v) != 8 {
-				return errCorrupt
-			}
-			ts = getTime(v)
-			return nil
-		}); err != nil {
+		ts, whole, err := entryTime(item)
+		if err != nil {
 			return err
+		}
+		if !whole {
+			return fmt.Errorf("point index entry of %d bytes: %w", item.ValueSize(), errCorrupt)
 		}
 		item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id))
 		if err != nil {
