@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -83,6 +84,23 @@ func TestRuntimeMemoryLimit(t *testing.T) {
 	} {
 		if got := runtimeMemoryLimit(c.limit, c.gomemlimit); got != c.want {
 			t.Errorf("runtimeMemoryLimit(%d, %q) = %d, want %d", c.limit, c.gomemlimit, got, c.want)
+		}
+	}
+}
+
+func TestGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		gogc    string
+		goLimit int64
+		want    int
+	}{
+		{"", 768 << 20, gcPercentUnderLimit},
+		{"", math.MaxInt64, 0}, // no limit: the runtime's default stays
+		{"150", 768 << 20, 0},  // the environment's, which the runtime applied, wins
+		{"off", math.MaxInt64, 0},
+	} {
+		if got := gcPercent(c.gogc, c.goLimit); got != c.want {
+			t.Errorf("gcPercent(%q, %d) = %d, want %d", c.gogc, c.goLimit, got, c.want)
 		}
 	}
 }
