@@ -444,6 +444,7 @@ func TestServeMemoryLimit(t *testing.T) {
 		{"none", nil, []string{"--memory-limit", "0"}, math.MaxInt64, 100},
 		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=500MiB"}, nil, 500 << 20, 400},
 		{"GOGC wins", []string{"GOGC=150"}, nil, 768 << 20, 150},
+		{"GOGC set but empty: the runtime's default", []string{"GOGC="}, nil, 768 << 20, 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -154,8 +154,8 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 			it.Close()
 			return nil, n, err
 		}
-		// The row's point index entry goes with it if it names this row: an id written at two
-		// times has the entry of its newest bug report row, which may stay.
+		// The row's point index entry goes with it if it names this row or is damaged: an id
+		// written at two times has the entry of its newest bug report row, which may stay.
 		start = len(keys)
 		keys = appendIdxKey(keys, prefix, app, id)
 		ik := keys[start:len(keys):len(keys)]

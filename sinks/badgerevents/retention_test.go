@@ -481,10 +481,13 @@ func TestDamagedPointEntry(t *testing.T) {
 	cases := []struct {
 		name  string
 		value []byte // the damaged entry
-		then  string // "write": the bug report again; "delete": retention past its row
+		then  string // "write": the bug report again; "write older": an older row of its id (a
+		// replay), the entry must still name the newer; "delete": retention past its row
 	}{
 		{"short, then written", []byte{1, 2, 3}, "write"},
 		{"empty, then written", []byte{}, "write"},
+		{"long, then written", make([]byte, 9), "write"},
+		{"short, then an older row written", []byte{1, 2, 3}, "write older"},
 		{"long, then deleted", make([]byte, 9), "delete"},
 	}
 	for _, c := range cases {
@@ -500,12 +503,16 @@ func TestDamagedPointEntry(t *testing.T) {
 				t.Fatalf("BugReport over a damaged entry = %v at %d, %v; want errCorrupt", got.ID, got.Timestamp, err)
 			}
 			switch c.then {
-			case "write":
-				if err := s.WriteEvents(ctx, []model.Event{br}); err != nil {
+			case "write", "write older":
+				again := br
+				if c.then == "write older" {
+					again.Timestamp -= int64(time.Hour)
+				}
+				if err := s.WriteEvents(ctx, []model.Event{again}); err != nil {
 					t.Fatalf("writing the bug report again over its damaged entry: %v", err)
 				}
 				if got, err := s.BugReport(ctx, app, br.ID); err != nil || got.Timestamp != br.Timestamp {
-					t.Fatalf("BugReport after the write = %d, %v; want its row (%d)", got.Timestamp, err, br.Timestamp)
+					t.Fatalf("BugReport after the write = %d, %v; want the newest row (%d)", got.Timestamp, err, br.Timestamp)
 				}
 				checkConsistent(t, db, s, app)
 			case "delete":

@@ -64,8 +64,10 @@
 // still decode as they are.
 //
 // Retention (DeleteBefore) walks the app's time-ordered rows up to the cut and deletes each row
-// with its point index entry if the entry names it (an earlier release's store has one for
-// every row; a bug report's names the newest bug report row of its id); the walk reads every
+// with its point index entry if the entry names it or is damaged (an earlier release's store
+// has one for every row; a bug report's names the newest bug report row of its id; a damaged
+// entry goes with any row of its id, and a newer bug report row of the id is then found by
+// Event's scan, not by BugReport, until the id is written again); the walk reads every
 // row it deletes, so a writer that rewrites one of them concurrently conflicts with it and one
 // of the two retries. Usage walks the rows of [from, to) month by month. See retention.go.
 package badgerevents
@@ -463,7 +465,8 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 // setPointEntry sets the point index entry of bug report r (row key rk) to name its row, unless
 // it names a newer row of the id already: the entry names the newest, so retention, which
 // deletes the oldest rows first and an entry only with the row it names, never leaves a bug
-// report without one. The key and value go to keys, which it returns.
+// report without one. A damaged entry is overwritten to name the id's newest row. The key and
+// value go to keys, which it returns.
 func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byte) ([]byte, error) {
 	start := len(keys)
 	keys = appendIdxKey(keys, prefix, r.app, r.id)
@@ -474,10 +477,25 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 	case err != nil:
 		return keys, err
 	default:
-		// A damaged entry names no row: this write repairs it.
 		ts, whole, err := entryTime(item)
 		if err != nil || whole && ts > r.ts {
 			return keys, err
+		}
+		if !whole {
+			// A damaged entry names no row: this write repairs it, naming the id's newest row
+			// (a scan, which sees r's row too), which may be newer than r when r is a replay.
+			newest := r.ts
+			err := scanRow(context.Background(), txn, prefix, r.app, r.id, func(t int64, _ []byte) error {
+				newest = max(newest, t)
+				return nil
+			})
+			if err != nil && !errors.Is(err, sinks.ErrNotFound) {
+				return keys, err
+			}
+			var t [8]byte
+			putTime(t[:], newest)
+			keys = append(keys, t[:]...)
+			return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
 		}
 	}
 	keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
@@ -635,12 +653,12 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 			return err
 		}
 		if !whole {
-			return fmt.Errorf("point index entry of %d bytes: %w", item.ValueSize(), errCorrupt)
+			return fmt.Errorf("%w: point index entry is not a time", errCorrupt)
 		}
 		item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id))
 		if err != nil {
 			// An entry is written with its row and deleted with it (retention deletes an
-			// entry only with the row it names): a missing row is damage.
+			// entry only with the row it names, or damaged): a missing row is damage.
 			return fmt.Errorf("index points at a missing row: %w", err)
 		}
 		return item.Value(func(v []byte) error { return fn(ts, v) })

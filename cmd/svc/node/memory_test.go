@@ -90,17 +90,17 @@ func TestRuntimeMemoryLimit(t *testing.T) {
 
 func TestGCPercent(t *testing.T) {
 	for _, c := range []struct {
-		gogc    string
+		gogc    bool // GOGC is in the environment
 		goLimit int64
 		want    int
 	}{
-		{"", 768 << 20, gcPercentUnderLimit},
-		{"", math.MaxInt64, 0}, // no limit: the runtime's default stays
-		{"150", 768 << 20, 0},  // the environment's, which the runtime applied, wins
-		{"off", math.MaxInt64, 0},
+		{false, 768 << 20, gcPercentUnderLimit},
+		{false, math.MaxInt64, 0}, // no limit: the runtime's default stays
+		{true, 768 << 20, 0},      // the environment's, which the runtime applied, wins
+		{true, math.MaxInt64, 0},
 	} {
 		if got := gcPercent(c.gogc, c.goLimit); got != c.want {
-			t.Errorf("gcPercent(%q, %d) = %d, want %d", c.gogc, c.goLimit, got, c.want)
+			t.Errorf("gcPercent(%v, %d) = %d, want %d", c.gogc, c.goLimit, got, c.want)
 		}
 	}
 }
