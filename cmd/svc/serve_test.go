@@ -426,8 +426,8 @@ func TestServeProductionStores(t *testing.T) {
 
 // TestServeMemoryLimit: svc serve gives the Go runtime three quarters of --memory-limit as its
 // soft limit (1 GiB by default), none with 0, and leaves GOMEMLIMIT's when the environment
-// sets it; under a limit the collector's target is 400 unless GOGC sets it, without one the
-// runtime's 100. /metrics shows the runtime's.
+// sets it; under a limit the collector's target is 400 unless GOGC sets it (an empty GOGC is
+// unset, as the runtime reads it), without one the runtime's 100. /metrics shows the runtime's.
 func TestServeMemoryLimit(t *testing.T) {
 	limit := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`)
 	gogc := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`)
@@ -444,7 +444,7 @@ func TestServeMemoryLimit(t *testing.T) {
 		{"none", nil, []string{"--memory-limit", "0"}, math.MaxInt64, 100},
 		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=500MiB"}, nil, 500 << 20, 400},
 		{"GOGC wins", []string{"GOGC=150"}, nil, 768 << 20, 150},
-		{"GOGC set but empty: the runtime's default", []string{"GOGC="}, nil, 768 << 20, 100},
+		{"GOGC empty, as if unset", []string{"GOGC="}, nil, 768 << 20, 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -488,6 +488,7 @@ func TestDamagedPointEntry(t *testing.T) {
 		{"empty, then written", []byte{}, "write"},
 		{"long, then written", make([]byte, 9), "write"},
 		{"short, then an older row written", []byte{1, 2, 3}, "write older"},
+		{"short, then an older row written, a newer row of another type", []byte{1, 2, 3}, "write older, newer custom"},
 		{"long, then deleted", make([]byte, 9), "delete"},
 	}
 	for _, c := range cases {
@@ -502,19 +503,34 @@ func TestDamagedPointEntry(t *testing.T) {
 			if got, err := s.BugReport(ctx, app, br.ID); !errors.Is(err, errCorrupt) {
 				t.Fatalf("BugReport over a damaged entry = %v at %d, %v; want errCorrupt", got.ID, got.Timestamp, err)
 			}
+			if c.then == "write older, newer custom" {
+				// Another type's row of the id, newer than the bug report: not the entry's.
+				custom := br
+				custom.Type, custom.Timestamp = "custom", br.Timestamp+int64(time.Hour)
+				writeEvents(t, s, []model.Event{custom})
+			}
 			switch c.then {
-			case "write", "write older":
+			case "write", "write older", "write older, newer custom":
 				again := br
-				if c.then == "write older" {
+				if c.then != "write" {
 					again.Timestamp -= int64(time.Hour)
 				}
 				if err := s.WriteEvents(ctx, []model.Event{again}); err != nil {
 					t.Fatalf("writing the bug report again over its damaged entry: %v", err)
 				}
 				if got, err := s.BugReport(ctx, app, br.ID); err != nil || got.Timestamp != br.Timestamp {
-					t.Fatalf("BugReport after the write = %d, %v; want the newest row (%d)", got.Timestamp, err, br.Timestamp)
+					t.Fatalf("BugReport after the write = %d, %v; want the newest bug report row (%d)", got.Timestamp, err, br.Timestamp)
 				}
-				checkConsistent(t, db, s, app)
+				want := 1
+				if c.then != "write" {
+					want++ // the older row
+				}
+				if c.then == "write older, newer custom" {
+					want++
+				}
+				if n := checkConsistent(t, db, s, app); n != want {
+					t.Fatalf("%d rows of the app, want %d", n, want)
+				}
 			case "delete":
 				if err := s.DeleteBefore(ctx, app, time.Unix(0, br.Timestamp+1)); err != nil {
 					t.Fatal(err)

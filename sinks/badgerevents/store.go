@@ -67,7 +67,7 @@
 // with its point index entry if the entry names it or is damaged (an earlier release's store
 // has one for every row; a bug report's names the newest bug report row of its id; a damaged
 // entry goes with any row of its id, and a newer bug report row of the id is then found by
-// Event's scan, not by BugReport, until the id is written again); the walk reads every
+// Event's scan, not by BugReport, until that newest row is written again); the walk reads every
 // row it deletes, so a writer that rewrites one of them concurrently conflicts with it and one
 // of the two retries. Usage walks the rows of [from, to) month by month. See retention.go.
 package badgerevents
@@ -482,14 +482,10 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 			return keys, err
 		}
 		if !whole {
-			// A damaged entry names no row: this write repairs it, naming the id's newest row
-			// (a scan, which sees r's row too), which may be newer than r when r is a replay.
-			newest := r.ts
-			err := scanRow(context.Background(), txn, prefix, r.app, r.id, func(t int64, _ []byte) error {
-				newest = max(newest, t)
-				return nil
-			})
-			if err != nil && !errors.Is(err, sinks.ErrNotFound) {
+			// A damaged entry names no row: this write repairs it, naming the id's newest bug
+			// report row, which may be newer than r when r is a replay.
+			newest, err := newerBugReport(txn, prefix, r)
+			if err != nil {
 				return keys, err
 			}
 			var t [8]byte
@@ -500,6 +496,32 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 	}
 	keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
 	return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
+}
+
+// newerBugReport returns the time of the newest bug report row of r's id newer than r, or r's
+// own time when there is none: a keys-only walk of the app's rows from the newest back to r's
+// time, reading the value of each row of the id on the way (rows it cannot read are passed
+// over). Only the repair of a damaged entry calls it.
+func newerBugReport(txn *badger.Txn, prefix string, r *row) (int64, error) {
+	head := appendHead(nil, prefix, tagRow, r.app)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false, Reverse: true})
+	defer it.Close()
+	end := append(slices.Clone(head), bytes.Repeat([]byte{0xff}, 8+len(r.id)+1)...)
+	for it.Seek(end); it.Valid(); it.Next() {
+		k := it.Item().Key()
+		ts := getTime(k[len(head):])
+		if ts <= r.ts {
+			break
+		}
+		if len(k) != len(head)+8+len(r.id) || !bytes.Equal(k[len(head)+8:], r.id) {
+			continue
+		}
+		var e model.Event
+		if it.Item().Value(func(v []byte) error { return decodeEvent(v, &e) }) == nil && e.Type == model.BugReportType {
+			return ts, nil
+		}
+	}
+	return r.ts, nil
 }
 
 // entryTime reads a point index entry: the time of the row it names, and whether the entry is

@@ -90,7 +90,7 @@ func TestRuntimeMemoryLimit(t *testing.T) {
 
 func TestGCPercent(t *testing.T) {
 	for _, c := range []struct {
-		gogc    bool // GOGC is in the environment
+		gogc    bool // GOGC is set to a value in the environment
 		goLimit int64
 		want    int
 	}{
