@@ -465,8 +465,8 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 // setPointEntry sets the point index entry of bug report r (row key rk) to name its row, unless
 // it names a newer row of the id already: the entry names the newest, so retention, which
 // deletes the oldest rows first and an entry only with the row it names, never leaves a bug
-// report without one. A damaged entry is overwritten to name the id's newest row. The key and
-// value go to keys, which it returns.
+// report without one. A damaged entry is overwritten to name the id's newest bug report row
+// (newerBugReport). The key and value go to keys, which it returns.
 func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byte) ([]byte, error) {
 	start := len(keys)
 	keys = appendIdxKey(keys, prefix, r.app, r.id)

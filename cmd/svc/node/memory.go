@@ -22,7 +22,8 @@ import (
 // ApplyMemoryLimit sets the Go runtime's soft memory limit for --memory-limit (the process is
 // the node's: svc serve calls it, tests that start nodes in their own process do not). It sets
 // none for --memory-limit 0, nor when GOMEMLIMIT is set to a value in the environment: the
-// runtime already applied it, and it wins. Under any limit it then sets the collector's target (applyGCPercent).
+// runtime already applied it, and it wins. Under any limit it then sets the collector's target
+// (applyGCPercent).
 //
 // The runtime's limit is three quarters of the node's: Badger's memory-mapped files (about
 // 0.1–0.16 GB flat out once their logs are paged out) and the runtime's own overhead take the
