@@ -77,13 +77,13 @@ func getWithToken(t *testing.T, url, token string) (int, []byte) {
 
 var listenLine = regexp.MustCompile(`listening on http://(\S+) \(admin http://(\S+)\)`)
 
-// childEnv is the test's environment without svc's own settings, GOMEMLIMIT and GOGC, so a child
+// childEnv is the test's environment without svc's own settings and GOMEMLIMIT, so a child
 // serves exactly what the test asks for (an SVC_CLICKHOUSE_DSN in the shell must not turn an
 // embedded test into a ClickHouse one).
 func childEnv(extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "SVC_") && !strings.HasPrefix(kv, "SVC_TEST_") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, "GOGC=") {
+		if strings.HasPrefix(kv, "SVC_") && !strings.HasPrefix(kv, "SVC_TEST_") || strings.HasPrefix(kv, "GOMEMLIMIT=") {
 			continue
 		}
 		env = append(env, kv)
@@ -426,41 +426,31 @@ func TestServeProductionStores(t *testing.T) {
 
 // TestServeMemoryLimit: svc serve gives the Go runtime three quarters of --memory-limit as its
 // soft limit (1 GiB by default), none with 0, and leaves GOMEMLIMIT's when the environment
-// sets it; under a limit the collector's target is 400 unless GOGC sets it (an empty GOGC is
-// unset, as the runtime reads it), without one the runtime's 100. /metrics shows the runtime's.
+// sets it; /metrics shows the runtime's.
 func TestServeMemoryLimit(t *testing.T) {
-	limit := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`)
-	gogc := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`)
+	re := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`)
 	for _, c := range []struct {
-		name   string
-		env    []string
-		args   []string
-		want   float64
-		wantGC float64
+		name string
+		env  []string
+		args []string
+		want float64
 	}{
-		{"default", nil, nil, 768 << 20, 400},
-		{"flag", nil, []string{"--memory-limit", "400000000"}, 300_000_000, 400},
-		{"env", []string{"SVC_MEMORY_LIMIT=2147483648"}, nil, 1536 << 20, 400},
-		{"none", nil, []string{"--memory-limit", "0"}, math.MaxInt64, 100},
-		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=500MiB"}, nil, 500 << 20, 400},
-		{"GOGC wins", []string{"GOGC=150"}, nil, 768 << 20, 150},
-		{"GOGC empty, as if unset", []string{"GOGC="}, nil, 768 << 20, 400},
+		{"default", nil, nil, 768 << 20},
+		{"flag", nil, []string{"--memory-limit", "400000000"}, 300_000_000},
+		{"env", []string{"SVC_MEMORY_LIMIT=2147483648"}, nil, 1536 << 20},
+		{"none", nil, []string{"--memory-limit", "0"}, math.MaxInt64},
+		{"GOMEMLIMIT wins", []string{"GOMEMLIMIT=500MiB"}, nil, 500 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := startServe(t, c.env, append([]string{"--data-dir", dir}, c.args...)...)
 			_, b := p.adminGet(t, "/metrics")
-			for _, m := range []struct {
-				re   *regexp.Regexp
-				want float64
-			}{{limit, c.want}, {gogc, c.wantGC}} {
-				got := m.re.FindSubmatch(b)
-				if got == nil {
-					t.Fatalf("no %s in /metrics", m.re)
-				}
-				if v, _ := strconv.ParseFloat(string(got[1]), 64); v != m.want {
-					t.Errorf("%s = %s, want %.0f", m.re, got[1], m.want)
-				}
+			m := re.FindSubmatch(b)
+			if m == nil {
+				t.Fatal("no go_gc_gomemlimit_bytes in /metrics")
+			}
+			if got, _ := strconv.ParseFloat(string(m[1]), 64); got != c.want {
+				t.Errorf("go_gc_gomemlimit_bytes = %s, want %.0f", m[1], c.want)
 			}
 		})
 	}

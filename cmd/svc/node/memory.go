@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -21,16 +20,14 @@ import (
 
 // ApplyMemoryLimit sets the Go runtime's soft memory limit for --memory-limit (the process is
 // the node's: svc serve calls it, tests that start nodes in their own process do not). It sets
-// none for --memory-limit 0, nor when GOMEMLIMIT is set to a value in the environment: the
-// runtime already applied it, and it wins. Under any limit it then sets the collector's target
-// (applyGCPercent).
+// none for --memory-limit 0, nor when GOMEMLIMIT is in the environment: the runtime already
+// applied it, and it wins.
 //
 // The runtime's limit is three quarters of the node's: Badger's memory-mapped files (about
 // 0.1–0.16 GB flat out once their logs are paged out) and the runtime's own overhead take the
-// rest. Near the limit the collector runs more often (a node with 100k live sessions flat out:
-// peak RSS 1.77 → 0.87 GB, docs/benchmarks.md).
+// rest. Under the limit nothing changes; near it the collector runs more often (a node with
+// 100k live sessions flat out: peak RSS 1.77 → 0.87 GB, docs/benchmarks.md).
 func ApplyMemoryLimit(limit int64, log *slog.Logger) {
-	defer applyGCPercent(log)
 	goLimit := runtimeMemoryLimit(limit, os.Getenv("GOMEMLIMIT"))
 	if goLimit < 0 {
 		if limit > 0 {
@@ -40,33 +37,6 @@ func ApplyMemoryLimit(limit int64, log *slog.Logger) {
 	}
 	debug.SetMemoryLimit(goLimit)
 	log.Info("memory limit", "limit_bytes", limit, "go_limit_bytes", goLimit)
-}
-
-// applyGCPercent sets the collector's target (GOGC) to gcPercent(…) when that says to.
-func applyGCPercent(log *slog.Logger) {
-	if p := gcPercent(os.Getenv("GOGC") != "", debug.SetMemoryLimit(-1)); p > 0 {
-		debug.SetGCPercent(p)
-		log.Info("garbage collector target", "gogc", p)
-	}
-}
-
-// gcPercentUnderLimit is the collector's target when the runtime has a memory limit: the heap
-// may grow to five times what was live at the last collection (the runtime's default lets it
-// double), and the limit stops it short of the node's memory. Flat out, the embedded node then
-// spent about 5 % less CPU per item (within the spread of single runs, but so in every pair
-// measured); a lightly loaded node holds a larger heap between collections (README, "Memory";
-// docs/benchmarks.md).
-const gcPercentUnderLimit = 400
-
-// gcPercent is the target to set, or 0 to leave the runtime's: GOGC set to a value in the
-// environment (gogc) wins, and without a memory limit (goLimit, the runtime's; math.MaxInt64
-// for none) nothing would bound the heap. The runtime reads an empty GOGC or GOMEMLIMIT as
-// unset, and so does the node.
-func gcPercent(gogc bool, goLimit int64) int {
-	if gogc || goLimit == math.MaxInt64 {
-		return 0
-	}
-	return gcPercentUnderLimit
 }
 
 // runtimeMemoryLimit is the Go soft limit for a node limit of limit bytes, or -1 for none.

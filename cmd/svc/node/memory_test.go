@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,23 +83,6 @@ func TestRuntimeMemoryLimit(t *testing.T) {
 	} {
 		if got := runtimeMemoryLimit(c.limit, c.gomemlimit); got != c.want {
 			t.Errorf("runtimeMemoryLimit(%d, %q) = %d, want %d", c.limit, c.gomemlimit, got, c.want)
-		}
-	}
-}
-
-func TestGCPercent(t *testing.T) {
-	for _, c := range []struct {
-		gogc    bool // GOGC is set to a value in the environment
-		goLimit int64
-		want    int
-	}{
-		{false, 768 << 20, gcPercentUnderLimit},
-		{false, math.MaxInt64, 0}, // no limit: the runtime's default stays
-		{true, 768 << 20, 0},      // the environment's, which the runtime applied, wins
-		{true, math.MaxInt64, 0},
-	} {
-		if got := gcPercent(c.gogc, c.goLimit); got != c.want {
-			t.Errorf("gcPercent(%v, %d) = %d, want %d", c.gogc, c.goLimit, got, c.want)
 		}
 	}
 }
