@@ -481,15 +481,17 @@ func TestDamagedPointEntry(t *testing.T) {
 	cases := []struct {
 		name  string
 		value []byte // the damaged entry
-		then  string // "write": the bug report again; "write older": an older row of its id (a
-		// replay), the entry must still name the newer; "delete": retention past its row
+		// What comes after: retention past the bug report's row, or a write of it again, at its
+		// time or an hour older (a replay: the entry must still name the newer row), with or
+		// without a newer row of another type of the id (never the entry's).
+		retention, older, newerOther bool
 	}{
-		{"short, then written", []byte{1, 2, 3}, "write"},
-		{"empty, then written", []byte{}, "write"},
-		{"long, then written", make([]byte, 9), "write"},
-		{"short, then an older row written", []byte{1, 2, 3}, "write older"},
-		{"short, then an older row written, a newer row of another type", []byte{1, 2, 3}, "write older, newer custom"},
-		{"long, then deleted", make([]byte, 9), "delete"},
+		{name: "short, then written", value: []byte{1, 2, 3}},
+		{name: "empty, then written", value: []byte{}},
+		{name: "long, then written", value: make([]byte, 9)},
+		{name: "short, then an older row written", value: []byte{1, 2, 3}, older: true},
+		{name: "short, then an older row written, a newer row of another type", value: []byte{1, 2, 3}, older: true, newerOther: true},
+		{name: "long, then deleted", value: make([]byte, 9), retention: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -503,41 +505,35 @@ func TestDamagedPointEntry(t *testing.T) {
 			if got, err := s.BugReport(ctx, app, br.ID); !errors.Is(err, errCorrupt) {
 				t.Fatalf("BugReport over a damaged entry = %v at %d, %v; want errCorrupt", got.ID, got.Timestamp, err)
 			}
-			if c.then == "write older, newer custom" {
-				// Another type's row of the id, newer than the bug report: not the entry's.
-				custom := br
-				custom.Type, custom.Timestamp = "custom", br.Timestamp+int64(time.Hour)
-				writeEvents(t, s, []model.Event{custom})
-			}
-			switch c.then {
-			case "write", "write older", "write older, newer custom":
-				again := br
-				if c.then != "write" {
-					again.Timestamp -= int64(time.Hour)
-				}
-				if err := s.WriteEvents(ctx, []model.Event{again}); err != nil {
-					t.Fatalf("writing the bug report again over its damaged entry: %v", err)
-				}
-				if got, err := s.BugReport(ctx, app, br.ID); err != nil || got.Timestamp != br.Timestamp {
-					t.Fatalf("BugReport after the write = %d, %v; want the newest bug report row (%d)", got.Timestamp, err, br.Timestamp)
-				}
-				want := 1
-				if c.then != "write" {
-					want++ // the older row
-				}
-				if c.then == "write older, newer custom" {
-					want++
-				}
-				if n := checkConsistent(t, db, s, app); n != want {
-					t.Fatalf("%d rows of the app, want %d", n, want)
-				}
-			case "delete":
+			if c.retention {
 				if err := s.DeleteBefore(ctx, app, time.Unix(0, br.Timestamp+1)); err != nil {
 					t.Fatal(err)
 				}
 				if n := countKeys(t, db, appendHead(nil, badgerdb.PrefixEvents, tagIdx, app)); n != 0 {
 					t.Fatalf("%d point index entries after retention deleted the only row, want 0", n)
 				}
+				return
+			}
+			rows := 1
+			if c.newerOther {
+				other := br
+				other.Type, other.Timestamp = "custom", br.Timestamp+int64(time.Hour)
+				writeEvents(t, s, []model.Event{other})
+				rows++
+			}
+			again := br
+			if c.older {
+				again.Timestamp -= int64(time.Hour)
+				rows++
+			}
+			if err := s.WriteEvents(ctx, []model.Event{again}); err != nil {
+				t.Fatalf("writing the bug report again over its damaged entry: %v", err)
+			}
+			if got, err := s.BugReport(ctx, app, br.ID); err != nil || got.Timestamp != br.Timestamp {
+				t.Fatalf("BugReport after the write = %d, %v; want the newest bug report row (%d)", got.Timestamp, err, br.Timestamp)
+			}
+			if n := checkConsistent(t, db, s, app); n != rows {
+				t.Fatalf("%d rows of the app, want %d", n, rows)
 			}
 		})
 	}

@@ -499,29 +499,23 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 }
 
 // newerBugReport returns the time of the newest bug report row of r's id newer than r, or r's
-// own time when there is none: a keys-only walk of the app's rows from the newest back to r's
-// time, reading the value of each row of the id on the way (rows it cannot read are passed
-// over). Only the repair of a damaged entry calls it.
+// own time when there is none: it walks the app's rows from the newest back to r's time,
+// reading the value of each row of the id on the way (rows it cannot read are passed over).
+// Only the repair of a damaged entry calls it.
 func newerBugReport(txn *badger.Txn, prefix string, r *row) (int64, error) {
-	head := appendHead(nil, prefix, tagRow, r.app)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false, Reverse: true})
-	defer it.Close()
-	end := append(slices.Clone(head), bytes.Repeat([]byte{0xff}, 8+len(r.id)+1)...)
-	for it.Seek(end); it.Valid(); it.Next() {
-		k := it.Item().Key()
-		ts := getTime(k[len(head):])
+	newest := r.ts
+	err := walkBack(context.Background(), txn, prefix, r.app, r.id, func(ts int64, ofID bool, item *badger.Item) (bool, error) {
 		if ts <= r.ts {
-			break
-		}
-		if len(k) != len(head)+8+len(r.id) || !bytes.Equal(k[len(head)+8:], r.id) {
-			continue
+			return true, nil
 		}
 		var e model.Event
-		if it.Item().Value(func(v []byte) error { return decodeEvent(v, &e) }) == nil && e.Type == model.BugReportType {
-			return ts, nil
+		if ofID && item.Value(func(v []byte) error { return decodeEvent(v, &e) }) == nil && e.Type == model.BugReportType {
+			newest = ts
+			return true, nil
 		}
-	}
-	return r.ts, nil
+		return false, nil
+	})
+	return newest, err
 }
 
 // entryTime reads a point index entry: the time of the row it names, and whether the entry is
@@ -716,6 +710,24 @@ func (s *Store) EventIDs(ctx context.Context, app uuid.UUID, fn func(id uuid.UUI
 // sinks.ErrNotFound. It reads keys only, from the newest back, and the one value it needs; it
 // stops when ctx ends.
 func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
+	found := false
+	err := walkBack(ctx, txn, prefix, app, id, func(ts int64, ofID bool, item *badger.Item) (bool, error) {
+		if !ofID {
+			return false, nil
+		}
+		found = true
+		return true, item.Value(func(v []byte) error { return fn(ts, v) })
+	})
+	if err == nil && !found {
+		return sinks.ErrNotFound
+	}
+	return err
+}
+
+// walkBack walks the keys of the app's rows from the newest back (values are not read unless
+// visit reads them), calling visit with each row's time, whether its key ends with id, and its
+// item, until visit says done or fails. It stops when ctx ends.
+func walkBack(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID, id []byte, visit func(ts int64, ofID bool, item *badger.Item) (bool, error)) error {
 	head := appendHead(nil, prefix, tagRow, app)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false, Reverse: true})
 	defer it.Close()
@@ -729,12 +741,15 @@ func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID,
 		}
 		item := it.Item()
 		k := item.Key()
-		if len(k) == len(head)+8+len(id) && bytes.Equal(k[len(head)+8:], id) {
-			ts := getTime(k[len(head):])
-			return item.Value(func(v []byte) error { return fn(ts, v) })
+		if len(k) < len(head)+8 {
+			continue // not a row key: no time to read
+		}
+		ofID := len(k) == len(head)+8+len(id) && bytes.Equal(k[len(head)+8:], id)
+		if done, err := visit(getTime(k[len(head):]), ofID, item); done || err != nil {
+			return err
 		}
 	}
-	return sinks.ErrNotFound
+	return nil
 }
 
 // Count returns how many event and span rows of the app are stored. It reads one key per
