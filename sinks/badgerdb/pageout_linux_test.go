@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -143,27 +144,67 @@ func residentKBOf(t *testing.T, match func(path string) bool) int {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	kb, err := smapsResidentKB(f, match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb
+}
+
+// smapsResidentKB sums the Rss fields of the mappings in r (the text of /proc/<pid>/smaps)
+// whose file match says yes to. Each mapping is a maps line, then its fields ("Name: value");
+// an anonymous mapping's line has no path, and its fields are nobody's.
+func smapsResidentKB(r io.Reader, match func(path string) bool) (int, error) {
 	var ours bool
 	kb := 0
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
-		if _, _, path, ok := parseMapsLine([]byte(line)); ok {
-			ours = match(string(path))
+		name, rest, _ := strings.Cut(line, " ")
+		if !strings.HasSuffix(name, ":") { // a mapping's line
+			_, _, path, ok := parseMapsLine([]byte(line))
+			ours = ok && match(string(path))
 			continue
 		}
-		if rest, found := strings.CutPrefix(line, "Rss:"); found && ours {
+		if name == "Rss:" && ours {
 			v, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
 			if err != nil {
-				t.Fatalf("smaps line %q: %v", line, err)
+				return 0, fmt.Errorf("smaps line %q: %w", line, err)
 			}
 			kb += v
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	return kb, sc.Err()
+}
+
+func TestSmapsResidentKB(t *testing.T) {
+	const smaps = `7f6ed4600000-7f6ed6600000 rw-s 00000000 fe:00 10837923                   /d/00001.mem
+Size:              32768 kB
+Rss:                  12 kB
+VmFlags: rd wr sh mr mw me ms
+7f6ed660c000-7f6ed67fc000 rw-p 00000000 00:00 0 
+Size:               1984 kB
+Rss:                 496 kB
+VmFlags: rd wr mr mw me ac
+7f6ed67fd000-7f6ed6ffd000 rw-s 00000000 fe:00 10837924                   /d/000001.vlog
+Rss:                 100 kB
+7f6ed6ffd000-7f6ed77fe000 rw-p 00000000 00:00 0                          [heap]
+Rss:                   8 kB
+`
+	for _, c := range []struct {
+		suffix string
+		want   int
+	}{
+		{".mem", 12}, // not the 496 of the anonymous mapping after it
+		{".vlog", 100},
+		{"[heap]", 8},
+		{".sst", 0},
+	} {
+		got, err := smapsResidentKB(strings.NewReader(smaps), func(p string) bool { return strings.HasSuffix(p, c.suffix) })
+		if err != nil || got != c.want {
+			t.Errorf("%s: %d KiB, %v; want %d", c.suffix, got, err, c.want)
+		}
 	}
-	return kb
 }
 
 // TestLogPagerLeavesReadLogs: a pass pages out the value log being written and the memtable

@@ -143,7 +143,8 @@ func TestLogsPagedOut(t *testing.T) {
 }
 
 // mappedResidentKB sums the resident KiB of this process's mappings of *.vlog and *.mem files
-// in dir (/proc/self/smaps: a mapping's line, then its fields, Rss among them).
+// in dir (/proc/self/smaps: a mapping's line, then its fields, Rss among them; the fields after
+// an anonymous mapping's line, which has no path, are not a file's).
 func mappedResidentKB(t *testing.T, dir string) int {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/smaps")
@@ -154,9 +155,9 @@ func mappedResidentKB(t *testing.T, dir string) int {
 	for line := range strings.Lines(string(b)) {
 		f := strings.Fields(line)
 		switch {
-		case len(f) >= 6 && strings.Contains(f[0], "-"):
+		case len(f) > 0 && !strings.HasSuffix(f[0], ":"): // a mapping's line; an anonymous one has no path
 			p := f[len(f)-1]
-			ours = filepath.Dir(p) == dir && (strings.HasSuffix(p, ".vlog") || strings.HasSuffix(p, ".mem"))
+			ours = len(f) >= 6 && filepath.Dir(p) == dir && (strings.HasSuffix(p, ".vlog") || strings.HasSuffix(p, ".mem"))
 		case ours && len(f) == 3 && f[0] == "Rss:":
 			n, err := strconv.Atoi(f[1])
 			if err != nil {
