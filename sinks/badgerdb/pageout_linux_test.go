@@ -190,12 +190,18 @@ VmFlags: rd wr mr mw me ac
 Rss:                 100 kB
 7f6ed6ffd000-7f6ed77fe000 rw-p 00000000 00:00 0                          [heap]
 Rss:                   8 kB
+7f6ed77fe000-7f6ed79fe000 rw-s 00000000 fe:00 10837925                   /d d/00002.mem
+Rss:                  20 kB
+7f6ed79fe000-7f6ed7bfe000 rw-s 00000000 fe:00 10837926                   /d/00003.mem (deleted)
+Rss:                  40 kB
 `
 	for _, c := range []struct {
 		suffix string
 		want   int
 	}{
-		{".mem", 12}, // not the 496 of the anonymous mapping after it
+		{"/d/00001.mem", 12}, // not the 496 of the anonymous mapping after it
+		{".mem", 32},         // a path with a space; not the deleted file's
+		{"(deleted)", 40},
 		{".vlog", 100},
 		{"[heap]", 8},
 		{".sst", 0},

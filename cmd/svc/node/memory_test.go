@@ -156,8 +156,8 @@ func mappedResidentKB(t *testing.T, dir string) int {
 		f := strings.Fields(line)
 		switch {
 		case len(f) > 0 && !strings.HasSuffix(f[0], ":"): // a mapping's line; an anonymous one has no path
-			p := f[len(f)-1]
-			ours = len(f) >= 6 && filepath.Dir(p) == dir && (strings.HasSuffix(p, ".vlog") || strings.HasSuffix(p, ".mem"))
+			p := strings.Join(f[min(5, len(f)):], " ") // the path, which may hold spaces
+			ours = filepath.Dir(p) == dir && (strings.HasSuffix(p, ".vlog") || strings.HasSuffix(p, ".mem"))
 		case ours && len(f) == 3 && f[0] == "Rss:":
 			n, err := strconv.Atoi(f[1])
 			if err != nil {
