@@ -471,6 +471,7 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 	start := len(keys)
 	keys = appendIdxKey(keys, prefix, r.app, r.id)
 	ik := keys[start:len(keys):len(keys)]
+	when := rk[len(rk)-len(r.id)-8 : len(rk)-len(r.id)] // r's time as its row key holds it
 	item, err := txn.Get(ik)
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
@@ -490,11 +491,10 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 			}
 			var t [8]byte
 			putTime(t[:], newest)
-			keys = append(keys, t[:]...)
-			return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
+			when = t[:]
 		}
 	}
-	keys = append(keys, rk[len(rk)-len(r.id)-8:len(rk)-len(r.id)]...)
+	keys = append(keys, when...)
 	return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
 }
 
