@@ -197,7 +197,7 @@ func appendIdxKey(b []byte, prefix string, app uuid.UUID, id []byte) []byte {
 // collection: flat out the collector ran more often than the flusher wrote, and every write
 // allocated, cleared and grew a new arena of tens of MB (3 % of the embedded node's CPU in its
 // flat-out profile). The spare holds at most spareMax bytes of arena and as many rows as fill
-// it, about what a flush of the flusher's 50,000 rows needs. It shrinks once shrinkAfter
+// it, about what a flush of 50,000 rows needs (the node's default for this store is 10,000). It shrinks once shrinkAfter
 // writes in a row needed less than a quarter of it, and Idle drops it.
 type scratch struct {
 	rows  []row

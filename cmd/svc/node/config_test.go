@@ -31,6 +31,9 @@ func TestParseConfig(t *testing.T) {
 			if c.AccessTokenTTL != 30*time.Minute || c.RefreshTokenTTL != 7*24*time.Hour {
 				t.Errorf("ttls %v %v", c.AccessTokenTTL, c.RefreshTokenTTL)
 			}
+			if c.FlushRows != 10_000 {
+				t.Errorf("flush rows %d, want the embedded store's 10000", c.FlushRows)
+			}
 		}},
 		{name: "env", env: map[string]string{"SVC_ADDR": "127.0.0.1:9000", "SVC_DATA_DIR": "/tmp/x", "SVC_PUBLIC_URL": "https://svc.example.com/"},
 			check: func(t *testing.T, c Config) {
@@ -49,7 +52,23 @@ func TestParseConfig(t *testing.T) {
 				if c.ClickHouseDSN == "" || c.PostgresDSN == "" {
 					t.Errorf("%+v", c)
 				}
+				if c.FlushRows != 50_000 {
+					t.Errorf("flush rows %d, want ClickHouse's 50000", c.FlushRows)
+				}
 			}},
+		{name: "flush rows set", args: []string{"--flush-rows", "2000", "--clickhouse-dsn", "clickhouse://127.0.0.1:9000/svc"},
+			check: func(t *testing.T, c Config) {
+				if c.FlushRows != 2000 {
+					t.Errorf("flush rows %d, want 2000", c.FlushRows)
+				}
+			}},
+		{name: "flush rows 0 from env", env: map[string]string{"SVC_FLUSH_ROWS": "0"},
+			check: func(t *testing.T, c Config) {
+				if c.FlushRows != 10_000 {
+					t.Errorf("flush rows %d, want the embedded store's 10000", c.FlushRows)
+				}
+			}},
+		{name: "flush rows negative", args: []string{"--flush-rows", "-1"}, wantErr: "--flush-rows must not be negative"},
 		{name: "cluster on embedded stores", args: []string{"--cluster-name", "c1", "--cluster-addr", "10.0.0.1:7000", "--cluster-peers", "10.0.0.1:7000"},
 			wantErr: "--cluster-name needs shared stores, but events (--clickhouse-dsn), metadata (--postgres-dsn), blobs (--s3-endpoint) would be embedded"},
 		{name: "cluster static", env: sharedStores(map[string]string{"SVC_CLUSTER_NAME": "c1", "SVC_CLUSTER_ADDR": "10.0.0.1:7000",
