@@ -36,7 +36,7 @@ type Acker interface{ Ack(seq uint64, bodyLen int) }
 
 // FlushOptions tune a flusher.
 type FlushOptions struct {
-	MaxRows int // flush when this many rows are held; default 50,000
+	MaxRows int // flush when this many rows are held; default 50,000 (the node passes --flush-rows)
 	// MaxBytes: flush when the held batches' bodies reach this many bytes, so rows waiting for
 	// the interval never fill the spool's back-pressure bound (the node sets a quarter of it);
 	// 0 = no such limit.

@@ -342,10 +342,10 @@ func unwrapFlagErr(err error) string {
 
 // defaultFlushRows is --flush-rows when it is 0. ClickHouse wants few large inserts: each one
 // makes a part its server later merges, and in alternated runs 10,000-row inserts cost its server
-// 40–65 % more CPU per row than 50,000-row ones and stored 11–22 % fewer rows flat out. The
+// 40–66 % more CPU per item than 50,000-row ones and stored 11–22 % fewer rows flat out. The
 // embedded store gains nothing from large writes (Badger commits them in transactions of a few
 // thousand rows anyway), while the rows held for one and its write scratch grow the live heap
-// the collector marks and keep a processor busy for longer: 10,000 stored 2–9 % more rows flat
+// the collector marks and keep a processor busy for longer: 10,000 stored 2–7 % more rows flat
 // out than 50,000 and cut the p99 of 50–149-item batches at 350 requests/s from 24–33 to 9–20 ms
 // (docs/benchmarks.md, "Smaller flushes for the embedded store").
 func defaultFlushRows(clickhouse bool) int {

@@ -62,6 +62,12 @@ func TestParseConfig(t *testing.T) {
 					t.Errorf("flush rows %d, want 2000", c.FlushRows)
 				}
 			}},
+		{name: "flush rows set, embedded", args: []string{"--flush-rows", "50000"},
+			check: func(t *testing.T, c Config) {
+				if c.FlushRows != 50_000 {
+					t.Errorf("flush rows %d, want 50000", c.FlushRows)
+				}
+			}},
 		{name: "flush rows 0 from env", env: map[string]string{"SVC_FLUSH_ROWS": "0"},
 			check: func(t *testing.T, c Config) {
 				if c.FlushRows != 10_000 {
