@@ -44,7 +44,8 @@ func TestRetentionAndUsage(t *testing.T) {
 			tn := startNode(t, backend, nil)
 			now := time.Now().UTC()
 			old := sampleBatch(uuid.New(), now.AddDate(0, 0, -45), 4)
-			fresh := sampleBatch(uuid.New(), now.Add(-time.Hour), 3)
+			freshAt := now.Add(-time.Hour) // in the month before now's during a month's first hour
+			fresh := sampleBatch(uuid.New(), freshAt, 3)
 			for _, b := range [][]byte{old, fresh} {
 				if r := tn.putJSON(t, tn.key, uuid.NewString(), b); r.status != 200 {
 					t.Fatalf("%d %s", r.status, r.body)
@@ -60,7 +61,7 @@ func TestRetentionAndUsage(t *testing.T) {
 				return string(r.body)
 			}
 			u := usage()
-			if !strings.Contains(u, `"events":3`) || !strings.Contains(u, now.Format("2006-01")) || !strings.Contains(u, `"sessions":1`) {
+			if !strings.Contains(u, `"events":3`) || !strings.Contains(u, freshAt.Format("2006-01")) || !strings.Contains(u, `"sessions":1`) {
 				t.Fatalf("usage before retention: %s", u)
 			}
 			tn.sweep(context.Background()) // retention 30 days: the 45-day-old batch goes
