@@ -230,8 +230,13 @@ func (in *Ingest) distribute(app uuid.UUID, events []model.Event, spans []model.
 	}
 	// The derived facts are computed here, once per event, and travel with the events to the
 	// flusher and the stores; the session facts below are read from them.
+	var screens screenNames
 	for i := range events {
-		events[i].Facts = model.DeriveFacts(&events[i])
+		f := &events[i].Facts
+		*f = model.DeriveFacts(&events[i])
+		if f.Screen != "" {
+			f.Screen = screens.of(f.Screen)
+		}
 	}
 	var versions versionCache
 	for _, s := range groupSessions(events) {
@@ -293,6 +298,27 @@ func (c *versionCache) of(a *model.Attributes) *actorpb.Version {
 		c.last = &actorpb.Version{Name: a.AppVersion, Code: a.AppBuild}
 	}
 	return c.last
+}
+
+// screenNames shares one copy of each screen name of a batch among its events: session actors
+// keep the names of their journey's steps, and a batch names the same few screens many times.
+// It holds the first 32 names (a linear search, on the stack; batches name a handful).
+type screenNames struct {
+	seen [32]string
+	n    int
+}
+
+func (c *screenNames) of(s string) string {
+	for _, k := range c.seen[:c.n] {
+		if k == s {
+			return k
+		}
+	}
+	if c.n < len(c.seen) {
+		c.seen[c.n] = s
+		c.n++
+	}
+	return s
 }
 
 // needsID says whether a session actor is told e's id and version: screen and issue events.

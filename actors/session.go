@@ -78,18 +78,16 @@ func (a *sessionActor) appID() uuid.UUID {
 	return app
 }
 
-// withIDs runs f (which encodes the state) with st.AppId and st.SessionId set, as a snapshot
-// and the debug state hold them; they are not kept between messages unless a snapshot brought
-// them.
-func (a *sessionActor) withIDs(f func()) {
-	if a.st.AppId != nil {
-		f()
-		return
+// whole runs f (which encodes the state) with the state whole, as a snapshot and the debug
+// state hold it: st.AppId and st.SessionId set (they are not kept between messages unless a
+// snapshot brought them) and the journey's steps in st.Steps.
+func (a *sessionActor) whole(f func()) {
+	if a.st.AppId == nil {
+		app, sess := identityIDs(a.identity)
+		a.st.AppId, a.st.SessionId = app[:], sess[:]
+		defer func() { a.st.AppId, a.st.SessionId = nil, nil }()
 	}
-	app, sess := identityIDs(a.identity)
-	a.st.AppId, a.st.SessionId = app[:], sess[:]
-	f()
-	a.st.AppId, a.st.SessionId = nil, nil
+	a.walk.state(&a.st, f)
 }
 
 // SessionIdentity is the directory identity of a session actor. Sessions are addressed within
@@ -110,14 +108,16 @@ func SessionIdentity(app, session uuid.UUID) string {
 // A node holds one per live mobile session (100k and more), so what each holds is kept small:
 // what all of a producer's actors share is one sessionConfig, the app and session ids are
 // not kept apart from the identity (st.AppId and st.SessionId are set only while the state is
-// encoded, unless a snapshot brought them), and reservations release their array when the last
-// ends (docs/benchmarks.md, "Session actor memory").
+// encoded, unless a snapshot brought them), the journey's steps are values in one array
+// (journeyWalk), and reservations release their array when the last ends (docs/benchmarks.md,
+// "Session actor memory").
 type sessionActor struct {
 	*sessionConfig
 	identity  string
 	passivate func()
 
-	st actorpb.SessionState
+	st   actorpb.SessionState // its Steps are in walk while the actor lives (journeyWalk)
+	walk journeyWalk
 	// reserved are the places SessionCheck gave requests still in flight (not in snapshots: a
 	// request does not outlive its node, and reservations expire after reserveTTL).
 	reserved []reservation
@@ -167,6 +167,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		if _, err := loadSnapshot(a.snaps, KindSession, a.identity, &a.st); err != nil {
 			a.log.Warn("session state lost", "session", a.identity, "error", err.Error())
 		}
+		a.walk.restore(&a.st)
 		ctx.SetReceiveTimeout(a.idle)
 	case *actorpb.SessionCheck:
 		ctx.Respond(a.check(m))
@@ -180,7 +181,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		a.release(m.RequestId)
 	case *actorpb.StateRequest:
 		var js []byte
-		a.withIDs(func() { js, _ = protojson.Marshal(&a.st) })
+		a.whole(func() { js, _ = protojson.Marshal(&a.st) })
 		ctx.Respond(&actorpb.StateReply{Kind: string(KindSession), Identity: a.identity, StateJson: js})
 	case *actor.ReceiveTimeout:
 		a.save()
@@ -315,7 +316,7 @@ func (a *sessionActor) apply(m *actorpb.SessionEvents) {
 	if walk == nil {
 		walk = m.Events
 	}
-	upd := journeyWalk{&a.st}.add(walk)
+	upd := a.walk.add(&a.st, walk)
 	for i := range cells {
 		upd.Cells = append(upd.Cells, CellProto(&cells[i]))
 	}
@@ -400,7 +401,7 @@ func (a *sessionActor) save() {
 		return
 	}
 	var err error
-	a.withIDs(func() { err = saveSnapshot(a.snaps, KindSession, a.identity, &a.st, snapshotTTL) })
+	a.whole(func() { err = saveSnapshot(a.snaps, KindSession, a.identity, &a.st, snapshotTTL) })
 	if err != nil {
 		a.log.Warn("session state not saved", "session", a.identity, "error", err.Error())
 		return

@@ -21,90 +21,191 @@ const maxWalkSteps = 2000
 // are replayed: steps are kept sorted by (timestamp, id) and deduplicated by event id; a batch
 // that lands before the last step is walked again from the start, and the moves and issues
 // told to the app actor are corrected by retractions.
-type journeyWalk struct{ st *actorpb.SessionState }
+//
+// The walk's screen and its moves so far (model.Walk) live in the session's state
+// (st.WalkScreen, st.Edges); the steps live here, as values in one array: a node keeps one walk
+// per live session, and a message per step (actorpb.WalkStep, 144 bytes and six pointers for the
+// collector) cost three times the room. What was told is not kept: while every step is kept it
+// is what walking them tells, and once one is not (maxWalkSteps), no batch is walked again.
+type journeyWalk struct {
+	steps []walkStep // sorted by stepCmp, at most maxWalkSteps
+}
+
+// walkStep is one step of a journey: a screen shown, or a crash or ANR (issue set).
+type walkStep struct {
+	ts      int64
+	id      [16]byte
+	hasID   bool
+	screen  string
+	version *actorpb.Version // shared with the batch's other events: never changed
+	issue   *stepIssue
+}
+
+// stepIssue is what a journey step of a crash or ANR names.
+type stepIssue struct {
+	group string
+	class uint32
+	title string
+}
 
 // walkStepOf is the step of a session event, ok false for events the journey ignores.
-func walkStepOf(e *actorpb.SessionEvent) (*actorpb.WalkStep, bool) {
+func walkStepOf(e *actorpb.SessionEvent) (walkStep, bool) {
+	s := walkStep{ts: e.Timestamp, version: e.Version}
+	if len(e.Id) == len(s.id) {
+		s.id, s.hasID = [16]byte(e.Id), true
+	}
 	switch {
 	case e.Screen != "":
-		return &actorpb.WalkStep{Timestamp: e.Timestamp, Id: e.Id, Screen: e.Screen, Version: e.Version}, true
+		s.screen = e.Screen
 	case e.GroupId != "" && model.JourneyKind(model.IssueClass(e.Class)) != "":
 		d := displayOf(e.Issue)
-		return &actorpb.WalkStep{Timestamp: e.Timestamp, Id: e.Id, GroupId: e.GroupId, Class: e.Class,
-			Title: d.Title(), Version: e.Version}, true
+		s.issue = &stepIssue{group: e.GroupId, class: e.Class, title: d.Title()}
+	default:
+		return walkStep{}, false
 	}
-	return nil, false
+	return s, true
 }
 
-func stepCmp(a, b *actorpb.WalkStep) int {
+// stepCmp orders steps by time, then id (a step without one first), as bytes.Compare orders
+// the ids the store sorts by.
+func stepCmp(a, b walkStep) int {
 	switch {
-	case a.Timestamp < b.Timestamp:
+	case a.ts < b.ts:
 		return -1
-	case a.Timestamp > b.Timestamp:
+	case a.ts > b.ts:
 		return 1
+	case a.hasID != b.hasID:
+		if a.hasID {
+			return 1
+		}
+		return -1
 	}
-	return bytes.Compare(a.Id, b.Id)
+	return bytes.Compare(a.id[:], b.id[:])
 }
 
-// add takes a batch's events (in time order) and returns what to tell the app actor.
-func (w journeyWalk) add(events []*actorpb.SessionEvent) *actorpb.SessionUpdate {
+// add takes a batch's events (in time order) and returns what to tell the app actor; st holds
+// the walk's screen and moves.
+func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEvent) *actorpb.SessionUpdate {
 	upd := &actorpb.SessionUpdate{}
-	var fresh []*actorpb.WalkStep
+	// The batch's new steps are appended to the kept ones (fresh below), in an array grown once
+	// to the size they need rather than by doubling: most sessions take one or two batches.
+	add := 0
+	for _, e := range events {
+		if e.Screen != "" || e.GroupId != "" {
+			add++
+		}
+	}
+	if add == 0 {
+		return upd
+	}
+	n := len(w.steps)
+	w.steps = slices.Grow(w.steps, add)
 	for _, e := range events {
 		s, ok := walkStepOf(e)
 		if !ok {
 			continue
 		}
-		if _, dup := slices.BinarySearchFunc(w.st.Steps, s, stepCmp); dup && len(s.Id) > 0 {
+		if _, dup := slices.BinarySearchFunc(w.steps[:n], s, stepCmp); dup && s.hasID {
 			continue // a replayed or resent event already walked
 		}
-		fresh = append(fresh, s)
+		w.steps = append(w.steps, s)
 	}
+	fresh := w.steps[n:]
 	if len(fresh) == 0 {
 		return upd
 	}
 	slices.SortFunc(fresh, stepCmp)
-	n := len(w.st.Steps)
-	inOrder := n == 0 || stepCmp(w.st.Steps[n-1], fresh[0]) < 0
+	inOrder := n == 0 || stepCmp(w.steps[n-1], fresh[0]) < 0
 	if inOrder || n+len(fresh) > maxWalkSteps {
 		// The common case: walk on from where the session is.
-		walk := model.Walk{Screen: w.st.WalkScreen, Edges: w.st.Edges}
-		for _, s := range fresh {
-			w.step(&walk, s, upd)
+		walk := model.Walk{Screen: st.WalkScreen, Edges: st.Edges}
+		for i := range fresh {
+			step(&walk, &fresh[i], upd)
 		}
-		w.st.WalkScreen, w.st.Edges = walk.Screen, walk.Edges
-		w.st.ToldMoves = append(w.st.ToldMoves, upd.Moves...)
-		w.st.ToldIssues = append(w.st.ToldIssues, upd.Issues...)
-		if room := maxWalkSteps - n; room > 0 {
-			w.st.Steps = append(w.st.Steps, fresh[:min(room, len(fresh))]...)
+		st.WalkScreen, st.Edges = walk.Screen, walk.Edges
+		if len(w.steps) > maxWalkSteps {
+			w.steps = slices.Clip(w.steps[:max(n, maxWalkSteps)])
 		}
 		return upd
 	}
-	// Out of order: merge and walk the whole session again, then tell the difference.
-	w.st.Steps = append(w.st.Steps, fresh...)
-	slices.SortFunc(w.st.Steps, stepCmp)
-	var walk model.Walk
-	again := &actorpb.SessionUpdate{}
-	for _, s := range w.st.Steps {
-		w.step(&walk, s, again)
+	// Out of order: every step so far was kept (n+len(fresh) ≤ maxWalkSteps), so walking them
+	// tells what was told. Merge, walk the whole session again, and tell the difference.
+	var before, walk model.Walk
+	told, again := &actorpb.SessionUpdate{}, &actorpb.SessionUpdate{}
+	for i := range w.steps[:n] {
+		step(&before, &w.steps[i], told)
 	}
-	upd.Moves = diffMoves(w.st.ToldMoves, again.Moves)
-	upd.Issues = diffIssues(w.st.ToldIssues, again.Issues)
-	w.st.WalkScreen, w.st.Edges = walk.Screen, walk.Edges
-	w.st.ToldMoves, w.st.ToldIssues = again.Moves, again.Issues
+	slices.SortFunc(w.steps, stepCmp)
+	for i := range w.steps {
+		step(&walk, &w.steps[i], again)
+	}
+	upd.Moves = diffMoves(told.Moves, again.Moves)
+	upd.Issues = diffIssues(told.Issues, again.Issues)
+	st.WalkScreen, st.Edges = walk.Screen, walk.Edges
 	return upd
 }
 
 // step walks one step, adding a first move or an issue to upd.
-func (w journeyWalk) step(walk *model.Walk, s *actorpb.WalkStep, upd *actorpb.SessionUpdate) {
-	if s.Screen != "" {
-		if from, first := walk.Step(s.Screen); first {
-			upd.Moves = append(upd.Moves, &actorpb.JourneyMove{From: from, To: s.Screen, Timestamp: s.Timestamp, Version: s.Version})
+func step(walk *model.Walk, s *walkStep, upd *actorpb.SessionUpdate) {
+	if s.issue == nil {
+		if from, first := walk.Step(s.screen); first {
+			upd.Moves = append(upd.Moves, &actorpb.JourneyMove{From: from, To: s.screen, Timestamp: s.ts, Version: s.version})
 		}
 		return
 	}
-	upd.Issues = append(upd.Issues, &actorpb.JourneyIssue{Screen: walk.Screen, GroupId: s.GroupId, Class: s.Class,
-		Title: s.Title, Timestamp: s.Timestamp, Version: s.Version})
+	upd.Issues = append(upd.Issues, &actorpb.JourneyIssue{Screen: walk.Screen, GroupId: s.issue.group, Class: s.issue.class,
+		Title: s.issue.title, Timestamp: s.ts, Version: s.version})
+}
+
+// state puts the steps into st.Steps, as a snapshot and the debug state hold them, for f (which
+// encodes st); they are taken out again after it.
+func (w *journeyWalk) state(st *actorpb.SessionState, f func()) {
+	if len(w.steps) == 0 {
+		f()
+		return
+	}
+	msgs := make([]actorpb.WalkStep, len(w.steps))
+	st.Steps = make([]*actorpb.WalkStep, len(w.steps))
+	for i := range w.steps {
+		s, m := &w.steps[i], &msgs[i]
+		m.Timestamp, m.Screen, m.Version = s.ts, s.screen, s.version
+		if s.hasID {
+			m.Id = s.id[:]
+		}
+		if s.issue != nil {
+			m.GroupId, m.Class, m.Title = s.issue.group, s.issue.class, s.issue.title
+		}
+		st.Steps[i] = m
+	}
+	f()
+	st.Steps = nil
+}
+
+// restore takes the steps of a loaded snapshot out of st. The moves and issues a snapshot of
+// an earlier release told are dropped: walking the steps tells them again when needed.
+func (w *journeyWalk) restore(st *actorpb.SessionState) {
+	w.steps = make([]walkStep, 0, len(st.Steps))
+	var version *actorpb.Version
+	for _, m := range st.Steps {
+		s := walkStep{ts: m.Timestamp, screen: m.Screen}
+		if len(m.Id) == len(s.id) {
+			s.id, s.hasID = [16]byte(m.Id), true
+		}
+		if m.Screen == "" {
+			s.issue = &stepIssue{group: m.GroupId, class: m.Class, title: m.Title}
+		}
+		if m.Version != nil {
+			if version == nil || !proto.Equal(version, m.Version) {
+				version = m.Version
+			}
+			s.version = version // consecutive steps of one version share its message
+		}
+		w.steps = append(w.steps, s)
+	}
+	if len(w.steps) == 0 {
+		w.steps = nil
+	}
+	st.Steps, st.ToldMoves, st.ToldIssues = nil, nil, nil
 }
 
 // diffMoves is what turns told into now: retractions of moves no longer made as told, then

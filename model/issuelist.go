@@ -193,17 +193,22 @@ func (w *Walk) Step(screen string) (from string, first bool) {
 	if from == "" {
 		return "", false
 	}
-	k := MoveKey(from, screen)
 	for _, e := range w.Edges {
-		if e == k {
+		if isMove(e, from, screen) {
 			return from, false
 		}
 	}
 	if len(w.Edges) >= MaxWalkEdges {
 		return from, false
 	}
-	w.Edges = append(w.Edges, k)
+	w.Edges = append(w.Edges, MoveKey(from, screen))
 	return from, true
+}
+
+// isMove says whether k is MoveKey(from, to), without making that string (a walk steps far more
+// often than it makes a new move).
+func isMove(k, from, to string) bool {
+	return len(k) == len(from)+1+len(to) && k[len(from)] == 0 && k[:len(from)] == from && k[len(from)+1:] == to
 }
 
 // JourneyKind is the journey issue kind of a class: JourneyCrash, JourneyANR, or "" for a

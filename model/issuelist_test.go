@@ -331,3 +331,28 @@ func TestMergeGroupsOneCellEach(t *testing.T) {
 		}
 	}
 }
+
+// TestIsMove: isMove(k, from, to) is k == MoveKey(from, to), screen names holding the separator
+// included; Walk.Step counts a move once by it.
+func TestIsMove(t *testing.T) {
+	keys := []string{"", "\x00", "A\x00B", "A\x00B\x00C", "AB\x00", "\x00AB", "A\x00", "Ä\x00B"}
+	pairs := [][2]string{{"", ""}, {"A", "B"}, {"A\x00B", "C"}, {"A", "B\x00C"}, {"AB", ""}, {"", "AB"},
+		{"A", ""}, {"A", "BC"}, {"AB", "C"}, {"Ä", "B"}, {"A", "b"}}
+	for _, k := range keys {
+		for _, p := range pairs {
+			if got, want := isMove(k, p[0], p[1]), k == MoveKey(p[0], p[1]); got != want {
+				t.Errorf("isMove(%q, %q, %q) = %v, want %v", k, p[0], p[1], got, want)
+			}
+		}
+	}
+	var w Walk
+	var firsts []string
+	for _, s := range []string{"A", "B", "A", "B", "C", "A", "B"} {
+		if from, first := w.Step(s); first {
+			firsts = append(firsts, from+">"+s)
+		}
+	}
+	if want := []string{"A>B", "B>A", "B>C", "C>A"}; !reflect.DeepEqual(firsts, want) {
+		t.Errorf("first moves %v, want %v", firsts, want)
+	}
+}

@@ -800,10 +800,12 @@ type SessionState struct {
 	Anr          bool                   `protobuf:"varint,9,opt,name=anr,proto3" json:"anr,omitempty"`
 	Foreground   bool                   `protobuf:"varint,10,opt,name=foreground,proto3" json:"foreground,omitempty"`
 	Edges        []string               `protobuf:"bytes,11,rep,name=edges,proto3" json:"edges,omitempty"` // the journey moves made so far (model.Walk.Edges)
-	// The journey walk in event-time order: its steps (bounded), the screen it is on, and what
-	// the app actor was told (so a batch that arrives out of time order can be corrected).
-	Steps      []*WalkStep     `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
-	WalkScreen string          `protobuf:"bytes,13,opt,name=walk_screen,json=walkScreen,proto3" json:"walk_screen,omitempty"`
+	// The journey walk in event-time order: its steps (bounded) and the screen it is on. A live
+	// actor keeps the steps apart (actors.journeyWalk) and sets them here only to encode.
+	Steps      []*WalkStep `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
+	WalkScreen string      `protobuf:"bytes,13,opt,name=walk_screen,json=walkScreen,proto3" json:"walk_screen,omitempty"`
+	// What the app actor was told. No longer written: walking the steps tells it again. Read
+	// from an earlier release's snapshots only to be dropped.
 	ToldMoves  []*JourneyMove  `protobuf:"bytes,14,rep,name=told_moves,json=toldMoves,proto3" json:"told_moves,omitempty"`
 	ToldIssues []*JourneyIssue `protobuf:"bytes,15,rep,name=told_issues,json=toldIssues,proto3" json:"told_issues,omitempty"`
 	// The ids of the issue events counted, 16 bytes each in ascending byte order (bounded): an
