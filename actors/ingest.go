@@ -309,6 +309,9 @@ type screenNames struct {
 }
 
 func (c *screenNames) of(s string) string {
+	if s == "" {
+		return s
+	}
 	for _, k := range c.seen[:c.n] {
 		if k == s {
 			return k

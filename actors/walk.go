@@ -27,8 +27,9 @@ const maxWalkSteps = 2000
 // per live session, and a message per step (actorpb.WalkStep, 144 bytes and six pointers for the
 // collector) cost three times the room. What was told is not kept: while every step is kept it
 // is what walking them tells, and once one is not (maxWalkSteps), no batch is walked again.
+// The steps are sorted by stepCmp, and at most maxWalkSteps are kept.
 type journeyWalk struct {
-	steps []walkStep // sorted by stepCmp, at most maxWalkSteps
+	steps []walkStep
 }
 
 // walkStep is one step of a journey: a screen shown, or a crash or ANR (issue set).
@@ -87,8 +88,6 @@ func stepCmp(a, b walkStep) int {
 // the walk's screen and moves.
 func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEvent) *actorpb.SessionUpdate {
 	upd := &actorpb.SessionUpdate{}
-	// The batch's new steps are appended to the kept ones (fresh below), in an array grown once
-	// to the size they need rather than by doubling: most sessions take one or two batches.
 	add := 0
 	for _, e := range events {
 		if e.Screen != "" || e.GroupId != "" {
@@ -98,8 +97,17 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 	if add == 0 {
 		return upd
 	}
+	// The batch's new steps (fresh) are written after the kept ones, in room reserved for them
+	// (a session's first batch gets an array of just its size); a walk that keeps
+	// maxWalkSteps already takes them in an array of their own, which it does not keep.
 	n := len(w.steps)
-	w.steps = slices.Grow(w.steps, add)
+	var fresh []walkStep
+	if n < maxWalkSteps {
+		w.steps = slices.Grow(w.steps, add)
+		fresh = w.steps[n:n]
+	} else {
+		fresh = make([]walkStep, 0, add)
+	}
 	for _, e := range events {
 		s, ok := walkStepOf(e)
 		if !ok {
@@ -108,9 +116,8 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 		if _, dup := slices.BinarySearchFunc(w.steps[:n], s, stepCmp); dup && s.hasID {
 			continue // a replayed or resent event already walked
 		}
-		w.steps = append(w.steps, s)
+		fresh = append(fresh, s) // within the room reserved: never moves
 	}
-	fresh := w.steps[n:]
 	if len(fresh) == 0 {
 		return upd
 	}
@@ -123,13 +130,20 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 			step(&walk, &fresh[i], upd)
 		}
 		st.WalkScreen, st.Edges = walk.Screen, walk.Edges
-		if len(w.steps) > maxWalkSteps {
-			w.steps = slices.Clip(w.steps[:max(n, maxWalkSteps)])
+		if n < maxWalkSteps {
+			w.steps = w.steps[:n+len(fresh)]
+			if !inOrder {
+				slices.SortFunc(w.steps, stepCmp) // sorted, so that resent events are found
+			}
+			keep := min(len(w.steps), maxWalkSteps)
+			clear(w.steps[keep:])
+			w.steps = w.steps[:keep]
 		}
 		return upd
 	}
 	// Out of order: every step so far was kept (n+len(fresh) ≤ maxWalkSteps), so walking them
 	// tells what was told. Merge, walk the whole session again, and tell the difference.
+	w.steps = w.steps[:n+len(fresh)]
 	var before, walk model.Walk
 	told, again := &actorpb.SessionUpdate{}, &actorpb.SessionUpdate{}
 	for i := range w.steps[:n] {
@@ -158,7 +172,9 @@ func step(walk *model.Walk, s *walkStep, upd *actorpb.SessionUpdate) {
 }
 
 // state puts the steps into st.Steps, as a snapshot and the debug state hold them, for f (which
-// encodes st); they are taken out again after it.
+// encodes st); they are taken out again after it. It also puts in what walking them tells
+// (st.ToldMoves, st.ToldIssues), which this release does not read: a node of the release
+// before, which does, may load the snapshot during a cluster's upgrade.
 func (w *journeyWalk) state(st *actorpb.SessionState, f func()) {
 	if len(w.steps) == 0 {
 		f()
@@ -177,17 +193,24 @@ func (w *journeyWalk) state(st *actorpb.SessionState, f func()) {
 		}
 		st.Steps[i] = m
 	}
+	var walk model.Walk
+	told := &actorpb.SessionUpdate{}
+	for i := range w.steps {
+		step(&walk, &w.steps[i], told)
+	}
+	st.ToldMoves, st.ToldIssues = told.Moves, told.Issues
 	f()
-	st.Steps = nil
+	st.Steps, st.ToldMoves, st.ToldIssues = nil, nil, nil
 }
 
-// restore takes the steps of a loaded snapshot out of st. The moves and issues a snapshot of
-// an earlier release told are dropped: walking the steps tells them again when needed.
+// restore takes the steps of a loaded snapshot out of st. What it says was told is dropped:
+// walking the steps tells it again when needed.
 func (w *journeyWalk) restore(st *actorpb.SessionState) {
 	w.steps = make([]walkStep, 0, len(st.Steps))
 	var version *actorpb.Version
+	var screens screenNames
 	for _, m := range st.Steps {
-		s := walkStep{ts: m.Timestamp, screen: m.Screen}
+		s := walkStep{ts: m.Timestamp, screen: screens.of(m.Screen)}
 		if len(m.Id) == len(s.id) {
 			s.id, s.hasID = [16]byte(m.Id), true
 		}
@@ -211,35 +234,42 @@ func (w *journeyWalk) restore(st *actorpb.SessionState) {
 // diffMoves is what turns told into now: retractions of moves no longer made as told, then
 // the new ones.
 func diffMoves(told, now []*actorpb.JourneyMove) []*actorpb.JourneyMove {
-	var out []*actorpb.JourneyMove
-	for _, m := range told {
-		if !slices.ContainsFunc(now, func(x *actorpb.JourneyMove) bool { return proto.Equal(x, m) }) {
-			r := proto.Clone(m).(*actorpb.JourneyMove)
-			r.Retract = true
-			out = append(out, r)
-		}
-	}
-	for _, m := range now {
-		if !slices.ContainsFunc(told, func(x *actorpb.JourneyMove) bool { return proto.Equal(x, m) }) {
-			out = append(out, m)
-		}
-	}
-	return out
+	return diffTold(told, now, func(m *actorpb.JourneyMove) *actorpb.JourneyMove {
+		r := proto.Clone(m).(*actorpb.JourneyMove)
+		r.Retract = true
+		return r
+	})
 }
 
-// diffIssues is diffMoves for issues; an issue event appears once, so sets suffice.
+// diffIssues is diffMoves for issues.
 func diffIssues(told, now []*actorpb.JourneyIssue) []*actorpb.JourneyIssue {
-	var out []*actorpb.JourneyIssue
+	return diffTold(told, now, func(m *actorpb.JourneyIssue) *actorpb.JourneyIssue {
+		r := proto.Clone(m).(*actorpb.JourneyIssue)
+		r.Retract = true
+		return r
+	})
+}
+
+// diffTold is what turns the list told into now, counting repeats: two issues alike in every
+// field (two events of one group at one time, on one screen) are two, as the store counts them.
+func diffTold[M proto.Message](told, now []M, retraction func(M) M) []M {
+	var out []M
+	matched := make([]bool, len(now))
 	for _, m := range told {
-		if !slices.ContainsFunc(now, func(x *actorpb.JourneyIssue) bool { return proto.Equal(x, m) }) {
-			r := proto.Clone(m).(*actorpb.JourneyIssue)
-			r.Retract = true
-			out = append(out, r)
+		found := false
+		for j, x := range now {
+			if !matched[j] && proto.Equal(x, m) {
+				matched[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, retraction(m))
 		}
 	}
-	for _, m := range now {
-		if !slices.ContainsFunc(told, func(x *actorpb.JourneyIssue) bool { return proto.Equal(x, m) }) {
-			out = append(out, m)
+	for j, x := range now {
+		if !matched[j] {
+			out = append(out, x)
 		}
 	}
 	return out

@@ -16,14 +16,25 @@ import (
 	"github.com/svc-dev/svc/model/corpus"
 )
 
-// walkEvents is a session of screens and issues, in time order, each with its own id.
-func walkEvents(rng *rand.Rand, n int) []*actorpb.SessionEvent {
+// walkEvents is a session of screens and issues, in time order, each with its own id; with ties,
+// pairs of events share a time, and with noIDs, some have no id (each at a time of its own,
+// one sharing it with an event that has an id).
+func walkEvents(rng *rand.Rand, n int, ties, noIDs bool) []*actorpb.SessionEvent {
 	v1, v2 := &actorpb.Version{Name: "1.0", Code: "1"}, &actorpb.Version{Name: "1.1", Code: "2"}
 	screens := []string{"Home", "List", "Detail", "Settings"}
 	evs := make([]*actorpb.SessionEvent, n)
 	for i := range evs {
 		id := uuid.New()
 		e := &actorpb.SessionEvent{Timestamp: int64(1000 + i*10), Id: id[:], Version: v1}
+		if ties {
+			e.Timestamp = int64(1000 + i/2*10)
+		}
+		if noIDs && i%5 == 3 {
+			e.Id = nil
+			if i%10 == 3 {
+				e.Timestamp = evs[i-1].Timestamp // before the one with an id
+			}
+		}
 		if i >= n/2 {
 			e.Version = v2
 		}
@@ -82,18 +93,22 @@ func TestJourneyWalkAnyOrder(t *testing.T) {
 		name                  string
 		events, batches       int
 		shuffle, resend, save bool
+		ties, noIDs           bool
 	}{
-		{"one batch", 30, 1, false, false, false},
-		{"in order", 30, 5, false, false, false},
-		{"out of order", 30, 5, true, false, false},
-		{"out of order, sent again", 30, 6, true, true, false},
-		{"out of order, saved between batches", 40, 8, true, false, true},
-		{"out of order, sent again, saved", 40, 8, true, true, true},
+		{"one batch", 30, 1, false, false, false, false, false},
+		{"in order", 30, 5, false, false, false, false, false},
+		{"out of order", 30, 5, true, false, false, false, false},
+		{"out of order, sent again", 30, 6, true, true, false, false, false},
+		{"out of order, saved between batches", 40, 8, true, false, true, false, false},
+		{"out of order, sent again, saved", 40, 8, true, true, true, false, false},
+		{"out of order, times shared", 40, 8, true, true, false, true, false},
+		// Steps without an id cannot be recognised when sent again: none are.
+		{"out of order, some without an id", 40, 8, true, false, true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for seed := uint64(0); seed < 20; seed++ {
 				rng := rand.New(rand.NewPCG(seed, 17))
-				evs := walkEvents(rng, c.events)
+				evs := walkEvents(rng, c.events, c.ties, c.noIDs)
 				// The reference: one batch in time order, on a fresh walk.
 				var ref journeyWalk
 				refSt := &actorpb.SessionState{}
@@ -158,6 +173,63 @@ func TestJourneyWalkAnyOrder(t *testing.T) {
 	}
 }
 
+// TestJourneyWalkFull: past maxWalkSteps a walk goes on in arrival order without keeping more
+// steps or growing its array, its kept steps stay sorted, and an event sent again among them is
+// still recognised.
+func TestJourneyWalkFull(t *testing.T) {
+	evs := make([]*actorpb.SessionEvent, maxWalkSteps+300) // every one a step
+	for i := range evs {
+		id := uuid.New()
+		evs[i] = &actorpb.SessionEvent{Timestamp: int64(1000 + i), Id: id[:], Screen: []string{"A", "B", "C"}[i%3]}
+	}
+	var w journeyWalk
+	st := &actorpb.SessionState{}
+	w.add(st, evs[100:maxWalkSteps-50])
+	w.add(st, evs[:100])              // out of order, kept: 1,950 steps at most
+	w.add(st, evs[maxWalkSteps+100:]) // in order, past the limit
+	if len(w.steps) != maxWalkSteps {
+		t.Fatalf("%d steps kept, want %d", len(w.steps), maxWalkSteps)
+	}
+	kept, room := len(w.steps), cap(w.steps)
+	w.add(st, evs[maxWalkSteps-50:maxWalkSteps+100]) // out of order, past the limit
+	if len(w.steps) != kept || cap(w.steps) != room {
+		t.Errorf("a full walk went from %d steps in %d to %d in %d", kept, room, len(w.steps), cap(w.steps))
+	}
+	if !slices.IsSortedFunc(w.steps, stepCmp) {
+		t.Error("the kept steps are not sorted")
+	}
+	if u := w.add(st, evs[:maxWalkSteps-50]); len(u.Moves)+len(u.Issues) != 0 {
+		t.Errorf("events sent again told %d moves and %d issues", len(u.Moves), len(u.Issues))
+	}
+}
+
+// TestJourneyWalkSnapshotTellsReleaseBefore: a snapshot holds, besides the steps, what walking
+// them told, as the release before kept it and reads it; the state holds neither afterwards.
+func TestJourneyWalkSnapshotTellsReleaseBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	evs := walkEvents(rng, 40, false, false)
+	var w journeyWalk
+	st := &actorpb.SessionState{}
+	want := told{map[string]int{}, map[string]int{}}
+	want.apply(w.add(st, evs[20:]))
+	want.apply(w.add(st, evs[:20]))
+	want.clean()
+	var snap []byte
+	w.state(st, func() { snap, _ = proto.Marshal(st) })
+	if st.Steps != nil || st.ToldMoves != nil || st.ToldIssues != nil {
+		t.Fatal("the state kept what was encoded")
+	}
+	var old actorpb.SessionState
+	if err := proto.Unmarshal(snap, &old); err != nil {
+		t.Fatal(err)
+	}
+	got := told{map[string]int{}, map[string]int{}}
+	got.apply(&actorpb.SessionUpdate{Moves: old.ToldMoves, Issues: old.ToldIssues})
+	if len(old.Steps) != len(w.steps) || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("snapshot of %d steps told %v, want %d steps and %v", len(old.Steps), got, len(w.steps), want)
+	}
+}
+
 // TestJourneyWalkRestoresEarlierSnapshot: a snapshot of an earlier release holds what the
 // actor told; it is dropped on restore, and a batch out of time order after it is still
 // corrected against the steps.
@@ -168,7 +240,8 @@ func TestJourneyWalkRestoresEarlierSnapshot(t *testing.T) {
 		Steps: []*actorpb.WalkStep{{Timestamp: 10, Id: id(1), Screen: "A", Version: v},
 			{Timestamp: 30, Id: id(3), Screen: "C", Version: proto.Clone(v).(*actorpb.Version)}},
 		WalkScreen: "C", Edges: []string{model.MoveKey("A", "C")},
-		ToldMoves: []*actorpb.JourneyMove{{From: "A", To: "C", Timestamp: 30, Version: v}},
+		// Not what walking the steps tells: a restored walk goes by its steps.
+		ToldMoves: []*actorpb.JourneyMove{{From: "A", To: "C", Timestamp: 30, Version: v}, {From: "X", To: "Y", Timestamp: 5}},
 	}
 	var w journeyWalk
 	w.restore(st)

@@ -804,8 +804,8 @@ type SessionState struct {
 	// actor keeps the steps apart (actors.journeyWalk) and sets them here only to encode.
 	Steps      []*WalkStep `protobuf:"bytes,12,rep,name=steps,proto3" json:"steps,omitempty"`
 	WalkScreen string      `protobuf:"bytes,13,opt,name=walk_screen,json=walkScreen,proto3" json:"walk_screen,omitempty"`
-	// What the app actor was told. No longer written: walking the steps tells it again. Read
-	// from an earlier release's snapshots only to be dropped.
+	// What walking the steps told the app actor. Written for the release before, which reads
+	// it; this one drops it on load and walks the steps again when it needs it.
 	ToldMoves  []*JourneyMove  `protobuf:"bytes,14,rep,name=told_moves,json=toldMoves,proto3" json:"told_moves,omitempty"`
 	ToldIssues []*JourneyIssue `protobuf:"bytes,15,rep,name=told_issues,json=toldIssues,proto3" json:"told_issues,omitempty"`
 	// The ids of the issue events counted, 16 bytes each in ascending byte order (bounded): an
