@@ -24,7 +24,7 @@ const maxWalkSteps = 2000
 //
 // The walk's screen and its moves so far (model.Walk) live in the session's state
 // (st.WalkScreen, st.Edges); the steps live here, as values in one array: a node keeps one walk
-// per live session, and a message per step (actorpb.WalkStep, 144 bytes and six pointers for the
+// per live session, and a message per step (actorpb.WalkStep, 144 bytes and seven pointers for the
 // collector) cost three times the room. What was told is not kept: while every step is kept it
 // is what walking them tells, and once one is not (maxWalkSteps), no batch is walked again.
 // The steps are sorted by stepCmp, and at most maxWalkSteps are kept.
@@ -97,9 +97,9 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 	if add == 0 {
 		return upd
 	}
-	// The batch's new steps (fresh) are written after the kept ones, in room reserved for them
-	// (a session's first batch gets an array of just its size); a walk that keeps
-	// maxWalkSteps already takes them in an array of their own, which it does not keep.
+	// The batch's new steps (fresh) are written after the kept ones, in room reserved for as
+	// many as it may add (a session's first batch gets an array of about its size); a walk that
+	// keeps maxWalkSteps already takes them in an array of their own, which it does not keep.
 	n := len(w.steps)
 	var fresh []walkStep
 	if n < maxWalkSteps {
@@ -131,13 +131,17 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 		}
 		st.WalkScreen, st.Edges = walk.Screen, walk.Edges
 		if n < maxWalkSteps {
-			w.steps = w.steps[:n+len(fresh)]
-			if !inOrder {
-				slices.SortFunc(w.steps, stepCmp) // sorted, so that resent events are found
-			}
-			keep := min(len(w.steps), maxWalkSteps)
-			clear(w.steps[keep:])
+			// The steps kept so far stay, and as many of the batch's first ones as there is
+			// room for; sorted, so that an event sent again is found among them.
+			keep := min(n+len(fresh), maxWalkSteps)
+			clear(w.steps[keep : n+len(fresh)])
 			w.steps = w.steps[:keep]
+			if !inOrder {
+				slices.SortFunc(w.steps, stepCmp)
+			}
+			if keep == maxWalkSteps && cap(w.steps) > keep {
+				w.steps = slices.Clone(w.steps) // full for good: no room kept beyond it
+			}
 		}
 		return upd
 	}
