@@ -139,9 +139,7 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 			if !inOrder {
 				slices.SortFunc(w.steps, stepCmp)
 			}
-			if keep == maxWalkSteps && cap(w.steps) > keep {
-				w.steps = slices.Clone(w.steps) // full for good: no room kept beyond it
-			}
+			w.trim()
 		}
 		return upd
 	}
@@ -160,7 +158,17 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 	upd.Moves = diffMoves(told.Moves, again.Moves)
 	upd.Issues = diffIssues(told.Issues, again.Issues)
 	st.WalkScreen, st.Edges = walk.Screen, walk.Edges
+	w.trim()
 	return upd
+}
+
+// trim lets go of the room a walk that holds maxWalkSteps has beyond them (a batch reserves
+// room for all it may add): it is full for good. The runtime rounds an array of 2,000 steps up
+// to whole pages (2,048), so only more room than that is let go.
+func (w *journeyWalk) trim() {
+	if len(w.steps) == maxWalkSteps && cap(w.steps) > maxWalkSteps+maxWalkSteps/16 {
+		w.steps = slices.Clone(w.steps)
+	}
 }
 
 // step walks one step, adding a first move or an issue to upd.
@@ -232,6 +240,9 @@ func (w *journeyWalk) restore(st *actorpb.SessionState) {
 	if len(w.steps) == 0 {
 		w.steps = nil
 	}
+	// The release before kept a full walk's steps out of order when the batch that filled it
+	// was: sorted, an event sent again is found among them.
+	slices.SortFunc(w.steps, stepCmp)
 	st.Steps, st.ToldMoves, st.ToldIssues = nil, nil, nil
 }
 

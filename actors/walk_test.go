@@ -174,41 +174,64 @@ func TestJourneyWalkAnyOrder(t *testing.T) {
 }
 
 // TestJourneyWalkFull: a batch out of time order that fills the walk keeps the steps kept
-// before it and its own first ones, sorted; past maxWalkSteps a walk goes on in arrival order
-// without keeping more steps or a new array, and an event sent again among the kept ones is
-// still recognised.
+// before it and its own first ones, sorted, in an array of about that size (also when it fills
+// it exactly); past maxWalkSteps a walk goes on in arrival order without keeping more steps or
+// a new array, and an event sent again among the kept ones is still recognised. A snapshot of
+// the release before, whose full walk could hold its steps out of order, is sorted on restore.
 func TestJourneyWalkFull(t *testing.T) {
 	evs := make([]*actorpb.SessionEvent, maxWalkSteps+300) // every one a step
 	for i := range evs {
 		id := uuid.New()
 		evs[i] = &actorpb.SessionEvent{Timestamp: int64(1000 + i), Id: id[:], Screen: []string{"A", "B", "C"}[i%3]}
 	}
-	var w journeyWalk
-	st := &actorpb.SessionState{}
-	w.add(st, evs[100:maxWalkSteps-150])
-	// Out of order, and past the limit: 1,850 kept, then 100 earlier steps and 200 later ones.
-	w.add(st, slices.Concat(evs[:100], evs[maxWalkSteps-150:maxWalkSteps+50]))
-	// The runtime rounds a large array up to whole pages: 2,000 steps get room for 2,048.
-	if len(w.steps) != maxWalkSteps || cap(w.steps) > maxWalkSteps+maxWalkSteps/16 {
-		t.Fatalf("%d steps kept in room for %d, want %d in about as many", len(w.steps), cap(w.steps), maxWalkSteps)
-	}
-	if !slices.IsSortedFunc(w.steps, stepCmp) {
-		t.Fatal("the kept steps are not sorted")
-	}
-	for i, s := range w.steps { // evs[:maxWalkSteps], each once
-		if s.ts != evs[i].Timestamp {
-			t.Fatalf("step %d is at %d, want %d", i, s.ts, evs[i].Timestamp)
+	kept := func(t *testing.T, w *journeyWalk, want []*actorpb.SessionEvent) {
+		t.Helper()
+		// The runtime rounds a large array up to whole pages: 2,000 steps get room for 2,048.
+		if len(w.steps) != len(want) || cap(w.steps) > maxWalkSteps+maxWalkSteps/16 {
+			t.Fatalf("%d steps kept in room for %d, want %d in about as many", len(w.steps), cap(w.steps), len(want))
+		}
+		for i, s := range w.steps {
+			if s.ts != want[i].Timestamp {
+				t.Fatalf("step %d is at %d, want %d", i, s.ts, want[i].Timestamp)
+			}
 		}
 	}
-	array := &w.steps[0]
-	w.add(st, evs[maxWalkSteps+50:]) // past the limit
-	w.add(st, evs[maxWalkSteps-10:maxWalkSteps+10])
-	if len(w.steps) != maxWalkSteps || &w.steps[0] != array {
-		t.Errorf("a full walk went from %d steps to %d, or to another array", maxWalkSteps, len(w.steps))
-	}
-	if u := w.add(st, evs[:maxWalkSteps]); len(u.Moves)+len(u.Issues) != 0 {
-		t.Errorf("events sent again told %d moves and %d issues", len(u.Moves), len(u.Issues))
-	}
+	t.Run("filled out of order", func(t *testing.T) {
+		var w journeyWalk
+		st := &actorpb.SessionState{}
+		w.add(st, evs[300:2100])
+		w.add(st, evs[:300]) // 1,800 kept, room for 200 more: the batch's first
+		kept(t, &w, slices.Concat(evs[:200], evs[300:2100]))
+		array := &w.steps[0]
+		w.add(st, evs[2100:]) // past the limit
+		w.add(st, evs[250:260])
+		if &w.steps[0] != array {
+			t.Error("a full walk took another array")
+		}
+		kept(t, &w, slices.Concat(evs[:200], evs[300:2100]))
+		if u := w.add(st, evs[1900:2100]); len(u.Moves)+len(u.Issues) != 0 {
+			t.Errorf("events sent again told %d moves and %d issues", len(u.Moves), len(u.Issues))
+		}
+	})
+	t.Run("filled exactly, out of order", func(t *testing.T) {
+		var w journeyWalk
+		st := &actorpb.SessionState{}
+		w.add(st, evs[10:2000])
+		w.add(st, slices.Concat(evs[10:2000], evs[:10])) // sent again, and 10 earlier ones
+		kept(t, &w, evs[:2000])
+	})
+	t.Run("restored out of order", func(t *testing.T) {
+		st := &actorpb.SessionState{}
+		for _, i := range []int{0, 1, 5, 2, 3, 4} {
+			st.Steps = append(st.Steps, &actorpb.WalkStep{Timestamp: evs[i].Timestamp, Id: evs[i].Id, Screen: evs[i].Screen})
+		}
+		var w journeyWalk
+		w.restore(st)
+		kept(t, &w, evs[:6])
+		if u := w.add(st, evs[2:4]); len(u.Moves)+len(u.Issues) != 0 {
+			t.Errorf("events sent again told %d moves and %d issues", len(u.Moves), len(u.Issues))
+		}
+	})
 }
 
 // TestJourneyWalkSnapshotTellsReleaseBefore: a snapshot holds, besides the steps, what walking
