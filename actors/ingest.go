@@ -234,9 +234,7 @@ func (in *Ingest) distribute(app uuid.UUID, events []model.Event, spans []model.
 	for i := range events {
 		f := &events[i].Facts
 		*f = model.DeriveFacts(&events[i])
-		if f.Screen != "" {
-			f.Screen = screens.of(f.Screen)
-		}
+		f.Screen = screens.of(f.Screen)
 	}
 	var versions versionCache
 	for _, s := range groupSessions(events) {

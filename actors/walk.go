@@ -146,18 +146,11 @@ func (w *journeyWalk) add(st *actorpb.SessionState, events []*actorpb.SessionEve
 	// Out of order: every step so far was kept (n+len(fresh) ≤ maxWalkSteps), so walking them
 	// tells what was told. Merge, walk the whole session again, and tell the difference.
 	w.steps = w.steps[:n+len(fresh)]
-	var before, walk model.Walk
-	told, again := &actorpb.SessionUpdate{}, &actorpb.SessionUpdate{}
-	for i := range w.steps[:n] {
-		step(&before, &w.steps[i], told)
-	}
+	told := walkAll(w.steps[:n], nil)
 	slices.SortFunc(w.steps, stepCmp)
-	for i := range w.steps {
-		step(&walk, &w.steps[i], again)
-	}
+	again := walkAll(w.steps, st)
 	upd.Moves = diffMoves(told.Moves, again.Moves)
 	upd.Issues = diffIssues(told.Issues, again.Issues)
-	st.WalkScreen, st.Edges = walk.Screen, walk.Edges
 	w.trim()
 	return upd
 }
@@ -183,6 +176,20 @@ func step(walk *model.Walk, s *walkStep, upd *actorpb.SessionUpdate) {
 		Title: s.issue.title, Timestamp: s.ts, Version: s.version})
 }
 
+// walkAll walks steps from the start of a session and returns what that tells; when st is not
+// nil, it takes the walk's screen and moves.
+func walkAll(steps []walkStep, st *actorpb.SessionState) *actorpb.SessionUpdate {
+	var walk model.Walk
+	told := &actorpb.SessionUpdate{}
+	for i := range steps {
+		step(&walk, &steps[i], told)
+	}
+	if st != nil {
+		st.WalkScreen, st.Edges = walk.Screen, walk.Edges
+	}
+	return told
+}
+
 // state puts the steps into st.Steps, as a snapshot and the debug state hold them, for f (which
 // encodes st); they are taken out again after it. It also puts in what walking them tells
 // (st.ToldMoves, st.ToldIssues), which this release does not read: a node of the release
@@ -205,11 +212,7 @@ func (w *journeyWalk) state(st *actorpb.SessionState, f func()) {
 		}
 		st.Steps[i] = m
 	}
-	var walk model.Walk
-	told := &actorpb.SessionUpdate{}
-	for i := range w.steps {
-		step(&walk, &w.steps[i], told)
-	}
+	told := walkAll(w.steps, nil)
 	st.ToldMoves, st.ToldIssues = told.Moves, told.Issues
 	f()
 	st.Steps, st.ToldMoves, st.ToldIssues = nil, nil, nil
