@@ -1,0 +1,98 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// attrsAlone decodes each raw item of a JSON body alone, in a body of its own, so that no item
+// before it can stand in for its attribute object.
+func attrsAlone(tb testing.TB, rb rawBatch) (events, spans []Attributes) {
+	tb.Helper()
+	for _, raw := range rb.Events {
+		b, err := DecodeBatch([]byte(`{"events":[`+string(raw)+`]}`), testApp, false)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		events = append(events, b.Events[0].Attribute)
+	}
+	for _, raw := range rb.Spans {
+		b, err := DecodeBatch([]byte(`{"spans":[`+string(raw)+`]}`), testApp, false)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		spans = append(spans, b.Spans[0].Attributes)
+	}
+	return events, spans
+}
+
+// checkAttrsAlone decodes body and checks that each item's attributes are what the item gives
+// alone.
+func checkAttrsAlone(t *testing.T, name string, body []byte) {
+	t.Helper()
+	b, err := DecodeBatch(body, testApp, false)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	events, spans := attrsAlone(t, splitBatch(t, body))
+	for i := range b.Events {
+		if !reflect.DeepEqual(b.Events[i].Attribute, events[i]) {
+			t.Errorf("%s: event %d's attributes\n%+v\nalone\n%+v", name, i, b.Events[i].Attribute, events[i])
+		}
+	}
+	for i := range b.Spans {
+		if !reflect.DeepEqual(b.Spans[i].Attributes, spans[i]) {
+			t.Errorf("%s: span %d's attributes\n%+v\nalone\n%+v", name, i, b.Spans[i].Attributes, spans[i])
+		}
+	}
+}
+
+// TestRepeatedAttributes: an item whose attribute object repeats the one before it (the decoder
+// compares the bytes instead of reading them) decodes as it does alone, in the recorded corpus
+// and in bodies that repeat, change and return to an object.
+func TestRepeatedAttributes(t *testing.T) {
+	for name, body := range fixtureBatches(t) {
+		checkAttrsAlone(t, name, body)
+	}
+	other := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name":"io"`, 1)
+	extra := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name":"main","patch_id":"p1","x":{"y":[1]}`, 1)
+	spaced := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name" : "main"`, 1)
+	longer := strings.TrimSuffix(baseAttribute, "}") + `,"user_id":"u2"}`
+	noUser := strings.Replace(baseAttribute, `"user_id":null`, `"user_id":"u1"`, 1)
+	n := 0
+	event := func(attr string) string { // a new id each time: a batch holds an id once
+		n++
+		e := string(eventWith(t, "string", `{"severity_text":"info","string":"hello"}`))
+		e = strings.Replace(e, "576aa557-2580-4bb6-9941-ba90df6c3c0e", fmt.Sprintf("576aa557-2580-4bb6-9941-%012x", n), 1)
+		return strings.Replace(e, baseAttribute, attr, 1)
+	}
+	span := strings.Replace(baseSpan, baseAttribute, other, 1)
+	body := func(events []string, spans ...string) []byte {
+		return []byte(`{"events":[` + strings.Join(events, ",") + `],"spans":[` + strings.Join(spans, ",") + `]}`)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"the same object throughout", body([]string{event(baseAttribute), event(baseAttribute), event(baseAttribute)})},
+		{"changed and back", body([]string{event(baseAttribute), event(other), event(baseAttribute), event(other)})},
+		{"unknown members", body([]string{event(extra), event(extra), event(baseAttribute), event(extra)})},
+		{"whitespace, then none", body([]string{event(spaced), event(spaced), event(baseAttribute)})},
+		{"the same members and more", body([]string{event(baseAttribute), event(longer), event(baseAttribute)})},
+		{"a field set after null", body([]string{event(baseAttribute), event(noUser), event(noUser)})},
+		{"spans after events", body([]string{event(other), event(other)}, span,
+			strings.Replace(span, "9f1890db9aedb305", "9f1890db9aedb306", 1),
+			strings.Replace(baseSpan, "9f1890db9aedb305", "9f1890db9aedb307", 1))},
+		{"an attribute member twice", body([]string{event(baseAttribute),
+			strings.Replace(event(baseAttribute), `"attribute":`, `"attribute":`+other+`,"attribute":`, 1)})},
+	} {
+		checkAttrsAlone(t, tc.name, tc.body)
+	}
+	// A decoder is pooled: the next body's first item must not be taken for a repeat of the last
+	// body's last item by a decoder that forgot what it read.
+	for range 3 {
+		checkAttrsAlone(t, "the next body", body([]string{event(noUser)}))
+	}
+}
