@@ -134,16 +134,14 @@ type decoder struct {
 	scratch   []byte
 	arena     []byte
 	last      Attributes // the previous item's attributes, whose strings the next item reuses
-	// lastRaw is the previous item's attribute object as sent (a copy, at most maxLastRaw
-	// bytes), with what it gave (lastPresent) at the depth it was read at (lastDepth): an item
-	// whose object is the same bytes gets the same result without reading it.
-	lastRaw     []byte
-	lastPresent uint32
-	lastDepth   int
-	evs         []Event    // scratch for the events of a JSON body, see items
-	sps         []Span     // scratch for the spans of a JSON body
-	extraAttr   []byte     // unknown members of the attribute object being read, as JSON
-	patches     []numPatch // integers of the kind member being read to write canonically (decode_num.go)
+	// memos are the attribute objects last read (the first nMemos, most recent first): an
+	// item whose object is the same bytes as one of them gets its result without reading it.
+	memos     [attrMemos]*attrMemo
+	nMemos    int
+	evs       []Event    // scratch for the events of a JSON body, see items
+	sps       []Span     // scratch for the spans of a JSON body
+	extraAttr []byte     // unknown members of the attribute object being read, as JSON
+	patches   []numPatch // integers of the kind member being read to write canonically (decode_num.go)
 }
 
 var decoderPool = sync.Pool{New: func() any { return &decoder{intern: make(map[string]string, 128)} }}
@@ -162,7 +160,10 @@ func (d *decoder) release() {
 	d.b = nil
 	d.arena = nil
 	d.last = Attributes{}
-	d.lastRaw = d.lastRaw[:0]
+	for _, m := range d.memos[:d.nMemos] {
+		m.attrs = Attributes{} // its strings and Extra belong to the batch
+	}
+	d.nMemos = 0
 	d.extraAttr = d.extraAttr[:0]
 	d.patches = d.patches[:0]
 	if cap(d.scratch) > 1<<20 { // inline base64 attachments pass through it; bound what the pool keeps
@@ -171,9 +172,57 @@ func (d *decoder) release() {
 	decoderPool.Put(d)
 }
 
-// maxLastRaw bounds the attribute object a decoder keeps to compare the next item's with (real
-// ones are 0.5–1.5 KB), so a pooled decoder holds little.
-const maxLastRaw = 4 << 10
+// attrMemo is an attribute object as sent (a copy) and what reading it gave, at the depth it
+// was read at: the same bytes at the same depth read the same.
+type attrMemo struct {
+	raw     []byte
+	attrs   Attributes
+	present uint32
+	depth   int
+}
+
+// SDKs send one attribute object on most items of a batch, or a few that take turns (the
+// thread's name changes; the iOS SDK writes one object's keys in different orders). Of the
+// recorded items, 71 % repeat the item before them and 94 % one of the 4 objects last read.
+// Objects over maxMemoRaw bytes (real ones are 0.5–1.5 KB) are not kept, so a pooled decoder
+// holds at most 16 KB of them.
+const (
+	attrMemos  = 4
+	maxMemoRaw = 4 << 10
+)
+
+// recall returns the memo whose object the input at the scanner's position starts with, moved
+// to the front, or nil.
+func (d *decoder) recall() *attrMemo {
+	rest := d.s.buf[d.s.pos:]
+	for i, m := range d.memos[:d.nMemos] {
+		if m.depth == d.s.depth && bytes.HasPrefix(rest, m.raw) {
+			copy(d.memos[1:i+1], d.memos[:i])
+			d.memos[0] = m
+			return m
+		}
+	}
+	return nil
+}
+
+// remember keeps raw and what reading it gave as the most recent memo, in place of the least
+// recent one once there are attrMemos.
+func (d *decoder) remember(raw []byte, a *Attributes, present uint32, depth int) {
+	if len(raw) > maxMemoRaw {
+		return
+	}
+	if d.nMemos < attrMemos {
+		if d.memos[d.nMemos] == nil {
+			d.memos[d.nMemos] = &attrMemo{}
+		}
+		d.nMemos++
+	}
+	m := d.memos[d.nMemos-1]
+	copy(d.memos[1:d.nMemos], d.memos[:d.nMemos-1])
+	d.memos[0] = m
+	m.raw = append(m.raw[:0], raw...)
+	m.attrs, m.present, m.depth = *a, present, depth
+}
 
 // Interning bounds: repeated attribute values are short; a hostile batch must not grow the map.
 const (
@@ -885,18 +934,14 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 	if s.peek() != '{' {
 		return 0, d.typeErr("an object")
 	}
-	// SDKs send the same attribute object on most items of a batch (71 % of the recorded
-	// events repeat the one before). Reading the same bytes at the same depth gives the same
-	// answer, so a repeat is compared, not read: a memory compare instead of a member-by-member
-	// parse that was a third of decoding.
-	start := s.pos
-	if n := len(d.lastRaw); n > 0 && s.depth == d.lastDepth && bytes.HasPrefix(s.buf[start:], d.lastRaw) {
-		*a = d.last
-		s.pos += n
-		return d.lastPresent, nil
+	// An object read before is compared, not read: a memory compare instead of a
+	// member-by-member parse that was a third of decoding.
+	if m := d.recall(); m != nil {
+		*a, d.last = m.attrs, m.attrs
+		s.pos += len(m.raw)
+		return m.present, nil
 	}
-	d.lastRaw = d.lastRaw[:0] // unless this read succeeds, nothing repeats it
-	depth := s.depth
+	start, depth := s.pos, s.depth
 	if err := s.openObject(); err != nil {
 		return 0, err
 	}
@@ -912,10 +957,7 @@ func (d *decoder) attributes(a *Attributes) (present uint32, err error) {
 				a.Extra = d.keepExtra()
 			}
 			d.last = *a
-			if raw := s.buf[start:s.pos]; len(raw) <= maxLastRaw {
-				d.lastRaw = append(d.lastRaw, raw...)
-				d.lastPresent, d.lastDepth = present, depth
-			}
+			d.remember(s.buf[start:s.pos], a, present, depth)
 			return present, nil
 		}
 		rawKey := key // as sent, escapes and all: valid JSON string content for Extra

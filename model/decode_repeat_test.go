@@ -49,9 +49,10 @@ func checkAttrsAlone(t *testing.T, name string, body []byte) {
 	}
 }
 
-// TestRepeatedAttributes: an item whose attribute object repeats the one before it (the decoder
+// TestRepeatedAttributes: an item whose attribute object repeats one read before it (the decoder
 // compares the bytes instead of reading them) decodes as it does alone, in the recorded corpus
-// and in bodies that repeat, change and return to an object.
+// and in bodies that repeat, change, take turns between and return to objects, more of them
+// than the decoder keeps.
 func TestRepeatedAttributes(t *testing.T) {
 	for name, body := range fixtureBatches(t) {
 		checkAttrsAlone(t, name, body)
@@ -62,6 +63,12 @@ func TestRepeatedAttributes(t *testing.T) {
 	longer := strings.TrimSuffix(baseAttribute, "}") + `,"user_id":"u2"}`
 	noUser := strings.Replace(baseAttribute, `"user_id":null`, `"user_id":"u1"`, 1)
 	n := 0
+	threads := make([]string, attrMemos+2)
+	for i := range threads {
+		threads[i] = strings.Replace(baseAttribute, `"thread_name":"main"`, fmt.Sprintf(`"thread_name":"t%d"`, i), 1)
+	}
+	reordered := `{"platform":"android","thread_name":"main",` + strings.Replace(strings.TrimPrefix(baseAttribute, "{"),
+		`"thread_name":"main","platform":"android",`, "", 1)
 	event := func(attr string) string { // a new id each time: a batch holds an id once
 		n++
 		e := string(eventWith(t, "string", `{"severity_text":"info","string":"hello"}`))
@@ -80,6 +87,15 @@ func TestRepeatedAttributes(t *testing.T) {
 		{"changed and back", body([]string{event(baseAttribute), event(other), event(baseAttribute), event(other)})},
 		{"unknown members", body([]string{event(extra), event(extra), event(baseAttribute), event(extra)})},
 		{"whitespace, then none", body([]string{event(spaced), event(spaced), event(baseAttribute)})},
+		{"objects taking turns", body([]string{event(baseAttribute), event(other), event(baseAttribute), event(other),
+			event(noUser), event(baseAttribute), event(other)})},
+		{"more objects than are kept", body(func() (events []string) {
+			for _, i := range []int{0, 1, 2, 3, 4, 5, 0, 5, 1, 4, 4, 2} {
+				events = append(events, event(threads[i]))
+			}
+			return events
+		}())},
+		{"keys in another order", body([]string{event(baseAttribute), event(reordered), event(baseAttribute), event(reordered)})},
 		{"the same members and more", body([]string{event(baseAttribute), event(longer), event(baseAttribute)})},
 		{"a field set after null", body([]string{event(baseAttribute), event(noUser), event(noUser)})},
 		{"spans after events", body([]string{event(other), event(other)}, span,
