@@ -123,8 +123,9 @@ func (b *Batch) addPart(part []byte, appID uuid.UUID, index int, event bool) err
 	return err
 }
 
-// decoder holds the state of one decode call. Pooled: the intern map and scratch buffer are
-// reused; everything a result refers to (strings, arena) is fresh per call.
+// decoder holds the state of one decode call. Pooled: the intern map, the scratch buffers and
+// the kept attribute objects' buffers are reused (the objects themselves are forgotten);
+// everything a result refers to (strings, arena) is fresh per call.
 type decoder struct {
 	s         scanner
 	multipart bool
@@ -184,8 +185,8 @@ type attrMemo struct {
 // SDKs send one attribute object on most items of a batch, or a few that take turns (the
 // thread's name changes; the iOS SDK writes one object's keys in different orders). Of the
 // recorded items, 71 % repeat the item before them and 94 % one of the 4 objects last read.
-// Objects over maxMemoRaw bytes (real ones are 0.5–1.5 KB) are not kept, so a pooled decoder
-// holds at most 16 KB of them.
+// Objects over maxMemoRaw bytes (real ones are 0.5–1.5 KB) are not kept, and each memo's buffer
+// holds maxMemoRaw, so a pooled decoder holds 16 KiB for them.
 const (
 	attrMemos  = 4
 	maxMemoRaw = 4 << 10
@@ -213,7 +214,8 @@ func (d *decoder) remember(raw []byte, a *Attributes, present uint32, depth int)
 	}
 	if d.nMemos < attrMemos {
 		if d.memos[d.nMemos] == nil {
-			d.memos[d.nMemos] = &attrMemo{}
+			// Room for the largest object kept, so that the buffer never grows past it.
+			d.memos[d.nMemos] = &attrMemo{raw: make([]byte, 0, maxMemoRaw)}
 		}
 		d.nMemos++
 	}

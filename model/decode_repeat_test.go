@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,9 @@ func TestRepeatedAttributes(t *testing.T) {
 	extra := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name":"main","patch_id":"p1","x":{"y":[1]}`, 1)
 	spaced := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name" : "main"`, 1)
 	longer := strings.TrimSuffix(baseAttribute, "}") + `,"user_id":"u2"}`
+	escaped := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name":"ma\u0069n","p\"x":"a\\b\n"`, 1)
+	bothSDKs := strings.Replace(baseAttribute, `"measure_sdk_version":"0.11.0"`, `"measure_sdk_version":"0.11.0","service_sdk_version":"1.2.3"`, 1)
+	bothSDKsSwapped := strings.Replace(baseAttribute, `"measure_sdk_version":"0.11.0"`, `"service_sdk_version":"1.2.3","measure_sdk_version":"0.11.0"`, 1)
 	noUser := strings.Replace(baseAttribute, `"user_id":null`, `"user_id":"u1"`, 1)
 	n := 0
 	threads := make([]string, attrMemos+2)
@@ -96,6 +100,8 @@ func TestRepeatedAttributes(t *testing.T) {
 			return events
 		}())},
 		{"keys in another order", body([]string{event(baseAttribute), event(reordered), event(baseAttribute), event(reordered)})},
+		{"escapes in values and unknown keys", body([]string{event(escaped), event(escaped), event(baseAttribute), event(escaped)})},
+		{"both SDK version keys, in either order", body([]string{event(bothSDKs), event(bothSDKsSwapped), event(bothSDKs), event(bothSDKsSwapped)})},
 		{"the same members and more", body([]string{event(baseAttribute), event(longer), event(baseAttribute)})},
 		{"a field set after null", body([]string{event(baseAttribute), event(noUser), event(noUser)})},
 		{"spans after events", body([]string{event(other), event(other)}, span,
@@ -110,5 +116,78 @@ func TestRepeatedAttributes(t *testing.T) {
 	// body's last item by a decoder that forgot what it read.
 	for range 3 {
 		checkAttrsAlone(t, "the next body", body([]string{event(noUser)}))
+	}
+}
+
+// TestAttrMemos follows the objects a decoder keeps, read one after another as an item's
+// attribute member is: which are recalled instead of read, in what order the kept ones stand
+// (the least recent goes first), that an object over maxMemoRaw is never kept, and that a
+// recalled object gives what reading it gives, present bits included, and leaves the scanner
+// where reading it leaves it.
+func TestAttrMemos(t *testing.T) {
+	objs := make([]string, attrMemos+2)
+	for i := range objs {
+		objs[i] = strings.Replace(baseAttribute, `"thread_name":"main"`, fmt.Sprintf(`"thread_name":"t%d"`, i), 1)
+	}
+	big := strings.Replace(baseAttribute, `"thread_name":"main"`, `"thread_name":"main","pad":"`+strings.Repeat("x", maxMemoRaw)+`"`, 1)
+	objs = append(objs, big)
+	bigAt := len(objs) - 1
+	for _, tc := range []struct {
+		read []int // objects read in turn
+		hits []bool
+		kept [][]int // the objects kept after each read, most recent first
+	}{
+		{
+			read: []int{0, 1, 0, 2, 3, 4, 1, 0, 3},
+			hits: []bool{false, false, true, false, false, false, false, false, true},
+			kept: [][]int{{0}, {1, 0}, {0, 1}, {2, 0, 1}, {3, 2, 0, 1}, {4, 3, 2, 0}, {1, 4, 3, 2}, {0, 1, 4, 3}, {3, 0, 1, 4}},
+		},
+		{
+			read: []int{bigAt, bigAt, 5, bigAt, 5},
+			hits: []bool{false, false, false, false, true},
+			kept: [][]int{{}, {}, {5}, {5}, {5}},
+		},
+	} {
+		var buf []byte
+		var starts []int
+		for _, i := range tc.read {
+			starts = append(starts, len(buf))
+			buf = append(buf, objs[i]...)
+		}
+		d := newDecoder(buf, testApp, false)
+		for step, i := range tc.read {
+			var want Attributes
+			fresh := newDecoder([]byte(objs[i]), testApp, false)
+			wantPresent, err := fresh.attributes(&want)
+			fresh.release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.s.pos = starts[step]
+			hit := false
+			for _, m := range d.memos[:d.nMemos] {
+				hit = hit || string(m.raw) == objs[i]
+			}
+			var got Attributes
+			present, err := d.attributes(&got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hit != tc.hits[step] || !reflect.DeepEqual(got, want) || present != wantPresent || d.s.pos != starts[step]+len(objs[i]) {
+				t.Errorf("read %d (object %d): recalled %v, want %v; attributes equal %v, present %x want %x, scanner at %d want %d",
+					step, i, hit, tc.hits[step], reflect.DeepEqual(got, want), present, wantPresent, d.s.pos, starts[step]+len(objs[i]))
+			}
+			var kept []int
+			for _, m := range d.memos[:d.nMemos] {
+				kept = append(kept, slices.Index(objs, string(m.raw)))
+				if cap(m.raw) != maxMemoRaw {
+					t.Errorf("a memo's buffer holds %d bytes, want %d", cap(m.raw), maxMemoRaw)
+				}
+			}
+			if !slices.Equal(kept, tc.kept[step]) && (len(kept) > 0 || len(tc.kept[step]) > 0) {
+				t.Errorf("read %d (object %d): kept %v, want %v", step, i, kept, tc.kept[step])
+			}
+		}
+		d.release()
 	}
 }
