@@ -494,10 +494,40 @@ func (c *Cluster) stopProvider(graceful bool) {
 			c.log.Warn("stop cluster provider", "error", fmt.Sprint(r))
 		}
 	}()
+	var gone chan struct{}
+	if c.cfg.Provider == ProviderEtcd {
+		// Deleting this member's key shows in the provider's etcd watch, whose goroutine then
+		// tells remoting the member is gone; protoactor's endpoint manager crashes the process
+		// if that comes after remoting stopped (a map it sets to nil). The topology it publishes
+		// next says that is done; the watch is cancelled by then, so nothing follows it.
+		gone = make(chan struct{})
+		var once sync.Once
+		self := c.sys.AS.ID
+		sub := c.sys.AS.EventStream.Subscribe(func(evt any) {
+			if t, ok := evt.(*cluster.ClusterTopology); ok &&
+				!slices.ContainsFunc(t.Members, func(m *cluster.Member) bool { return m.Id == self }) {
+				once.Do(func() { close(gone) })
+			}
+		})
+		defer c.sys.AS.EventStream.Unsubscribe(sub)
+	}
 	if err := c.provider.Shutdown(graceful); err != nil {
 		c.log.Warn("stop cluster provider", "error", err.Error())
+		return
+	}
+	if gone != nil {
+		select {
+		case <-gone:
+		case <-time.After(etcdDepartureWait):
+			// The watch was cancelled before it saw the deletion: nothing will come.
+		}
 	}
 }
+
+// etcdDepartureWait bounds how long stopProvider waits for the etcd watch to report this
+// member's own departure. When the watch is cancelled before the deletion reaches it, nothing
+// comes and the wait runs out (protoactor's own Shutdown sleeps 2 s at that point).
+const etcdDepartureWait = time.Second
 
 // etcdReachable reads from etcd with a deadline, which says whether it answers.
 func etcdReachable(cfg Config, timeout time.Duration) error {

@@ -9,8 +9,11 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/asynkron/protoactor-go/remote"
 
 	"github.com/svc-dev/svc/actors"
 	"github.com/svc-dev/svc/sinks/sinktest"
@@ -25,6 +28,40 @@ func etcdEndpoints(t *testing.T) []string {
 		t.Fatalf("%s is not set: run the tests with `go run ./cmd/testenv -only etcd -- go test ./cluster/` (make test does), which starts etcd and sets it", sinktest.EnvEtcd)
 	}
 	return strings.Split(v, ",")
+}
+
+// TestEtcdLeaveWhileOwnDepartureSeen: a member's etcd watch sees its own key deleted as it
+// leaves, and protoactor then tells remoting that the member is gone, from the watch's
+// goroutine. When that came after Shutdown had stopped remoting, protoactor's endpoint manager
+// read a map it had set to nil and the process crashed (CI, 2026-12-02). The leaver here holds
+// that notice back, as a busy scheduler can; Shutdown must not stop remoting under it.
+func TestEtcdLeaveWhileOwnDepartureSeen(t *testing.T) {
+	endpoints := etcdEndpoints(t)
+	name := fmt.Sprintf("etcdleave-%d", time.Now().UnixNano())
+	var cfgs []Config
+	for range 2 {
+		cfgs = append(cfgs, Config{Name: name, Provider: ProviderEtcd, Addr: addrPair(t), EtcdEndpoints: endpoints, RequestTimeout: 5 * time.Second})
+	}
+	var leaving atomic.Bool
+	var held atomic.Int32
+	ms := startMembers(t, newRecorder(), cfgs, func(i int, sys *actors.System) {
+		if i != 1 {
+			return
+		}
+		// Subscribed before Start, so it runs before remoting's own handler of the event.
+		sys.AS.EventStream.Subscribe(func(evt any) {
+			if _, ok := evt.(*remote.EndpointTerminatedEvent); ok && leaving.Load() {
+				held.Add(1)
+				time.Sleep(300 * time.Millisecond)
+			}
+		})
+	})
+	waitMembers(t, ms, 2)
+	leaving.Store(true)
+	ms[1].c.Shutdown(true)
+	// A crash comes from the watch's goroutine once the held notice goes on: give it the time.
+	time.Sleep(time.Second)
+	t.Logf("departure notices held on the leaver: %d", held.Load())
 }
 
 // TestEtcd runs three members with the etcd provider against a real etcd: activation, requests

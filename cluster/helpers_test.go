@@ -171,8 +171,9 @@ type member struct {
 }
 
 // startMembers starts one member per config at once (each Start takes over a second) and
-// shuts them down at the end of the test.
-func startMembers(t *testing.T, rec *recorder, cfgs []Config) []*member {
+// shuts them down at the end of the test. Each hook is called with a member's index and actor
+// system before its Start.
+func startMembers(t *testing.T, rec *recorder, cfgs []Config, hooks ...func(i int, sys *actors.System)) []*member {
 	t.Helper()
 	ms := make([]*member, len(cfgs))
 	errs := make([]error, len(cfgs))
@@ -182,6 +183,9 @@ func startMembers(t *testing.T, rec *recorder, cfgs []Config) []*member {
 		go func() {
 			defer wg.Done()
 			sys := actors.NewSystem(testLog("SVC_TEST_PROTOACTOR_LOG", slog.LevelError, true))
+			for _, h := range hooks {
+				h(i, sys)
+			}
 			cfg.Log = testLog("SVC_TEST_CLUSTER_LOG", slog.LevelWarn, false)
 			c, err := Start(sys, cfg, map[actors.Kind]actors.Producer{
 				actors.KindApp:     producer(cfg.Addr, rec),
