@@ -495,17 +495,17 @@ func (c *Cluster) stopProvider(graceful bool) {
 		}
 	}()
 	var gone chan struct{}
-	if c.cfg.Provider == ProviderEtcd {
+	if graceful && c.cfg.Provider == ProviderEtcd {
 		// Deleting this member's key shows in the provider's etcd watch, whose goroutine then
-		// tells remoting the member is gone; protoactor's endpoint manager crashes the process
-		// if that comes after remoting stopped (a map it sets to nil). The topology it publishes
-		// next says that is done; the watch is cancelled by then, so nothing follows it.
+		// tells remoting the member is gone. A graceful stop of remoting sets a map of
+		// protoactor's endpoint manager to nil, and that report crashes the process if it comes
+		// after (an ungraceful stop leaves the map). protoactor publishes the topology without
+		// this member once the report is handled, so remoting waits for it.
 		gone = make(chan struct{})
 		var once sync.Once
-		self := c.sys.AS.ID
 		sub := c.sys.AS.EventStream.Subscribe(func(evt any) {
 			if t, ok := evt.(*cluster.ClusterTopology); ok &&
-				!slices.ContainsFunc(t.Members, func(m *cluster.Member) bool { return m.Id == self }) {
+				!slices.ContainsFunc(t.Members, func(m *cluster.Member) bool { return m.Address() == c.cfg.Addr }) {
 				once.Do(func() { close(gone) })
 			}
 		})
@@ -519,14 +519,15 @@ func (c *Cluster) stopProvider(graceful bool) {
 		select {
 		case <-gone:
 		case <-time.After(etcdDepartureWait):
-			// The watch was cancelled before it saw the deletion: nothing will come.
 		}
 	}
 }
 
-// etcdDepartureWait bounds how long stopProvider waits for the etcd watch to report this
-// member's own departure. When the watch is cancelled before the deletion reaches it, nothing
-// comes and the wait runs out (protoactor's own Shutdown sleeps 2 s at that point).
+// etcdDepartureWait bounds how long a graceful stopProvider waits for the etcd watch to report
+// this member's own departure. When the watch is cancelled before the deletion reaches it,
+// nothing comes and the wait runs out (protoactor's own graceful Shutdown sleeps 2 s at that
+// point). A watch goroutine slower than this, or a change of another member that the watch
+// takes in the moment before its cancellation, can still reach remoting after it stopped.
 const etcdDepartureWait = time.Second
 
 // etcdReachable reads from etcd with a deadline, which says whether it answers.

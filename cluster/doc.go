@@ -29,9 +29,11 @@
 // death (the tests measured 2.2 to 3.3 s until its identities answered elsewhere).
 // protoactor's etcd calls have no deadline: Start asks etcd first and fails when it does not
 // answer, and Shutdown does not deregister when etcd is unreachable (the lease expires).
-// After deregistering, Shutdown waits (up to 1 s) for the member's own watch to report its
-// departure before it stops remoting: protoactor handles that report on the watch's goroutine
-// and crashes the process if remoting has stopped by then.
+// After deregistering, a graceful Shutdown waits (up to 1 s) for the member's own watch to
+// report its departure before it stops remoting: protoactor handles that report on the watch's
+// goroutine and crashes the process if remoting has stopped gracefully by then. A report slower
+// than the wait, or another member's change taken in the moment before the watch is cancelled,
+// can still do so.
 //
 // A graceful Shutdown stops the member's actors (they save their state) and tells every other
 // member to place its identities elsewhere at once, before it stops the provider.
