@@ -46,6 +46,13 @@ func startNode(t *testing.T) *node.Node {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
+	// The recorded times lie beyond the apps' retention: an app made before the janitor's
+	// first round ends could lose what the test sends to it.
+	select {
+	case <-n.Swept():
+	case <-time.After(time.Minute):
+		t.Fatal("the janitor's first round did not end within a minute")
+	}
 	return n
 }
 

@@ -78,6 +78,30 @@ func TestRetentionAndUsage(t *testing.T) {
 	}
 }
 
+// TestJanitorRunsAtItsInterval: retention needs no call from anyone; the janitor's rounds after
+// its first one, at start, delete what falls beyond an app's retention.
+func TestJanitorRunsAtItsInterval(t *testing.T) {
+	tn := startNode(t, "embedded", func(c *Config) { c.JanitorInterval = 200 * time.Millisecond })
+	now := time.Now().UTC()
+	for _, b := range [][]byte{sampleBatch(uuid.New(), now.AddDate(0, 0, -45), 4), sampleBatch(uuid.New(), now, 3)} {
+		if r := tn.putJSON(t, tn.key, uuid.NewString(), b); r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+	}
+	tn.waitFlushed(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		e, _ := tn.counts(t, tn.app.ID)
+		if e == 3 {
+			return
+		}
+		if e != 7 || time.Now().After(deadline) {
+			t.Fatalf("%d events stored, want 7 until a round of the janitor, then 3", e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestExpiredSessionsCleanedUp: the janitor removes sessions past their expiry.
 func TestExpiredSessionsCleanedUp(t *testing.T) {
 	tn := startNode(t, "embedded", func(c *Config) { c.RefreshTokenTTL = 2 * time.Second; c.AccessTokenTTL = time.Second })

@@ -105,6 +105,16 @@ func startNodeLog(t *testing.T, backend string, tweak func(*Config), log *slog.L
 			_ = n.Shutdown(sctx)
 		}
 	})
+	// The janitor's first round runs at start, when no test can say. Apps made before it ends
+	// would have what the tests send (recorded SDK bodies from 2023–2025, accepted under the
+	// --max-event-age above) deleted by retention at a moment of its choosing: CI lost fixture
+	// events to it. The next round is --janitor-interval (1 h) away; tests that test retention
+	// call sweep themselves.
+	select {
+	case <-n.Swept():
+	case <-time.After(time.Minute):
+		t.Fatal("the janitor's first round did not end within a minute")
+	}
 	tn := &testNode{Node: n, base: "http://" + n.Addr(), client: &http.Client{Timeout: 60 * time.Second}}
 	// The node's public URL must be where it really listens, for upload URLs.
 	tn.app, tn.key = tn.newApp(t)

@@ -14,9 +14,12 @@ import (
 func (n *Node) janitor(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for {
+	for first := true; ; first = false {
 		n.sweep(ctx)
 		n.collectGarbage(ctx)
+		if first {
+			close(n.swept)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -52,6 +52,7 @@ type Node struct {
 	publicLn, adminLn net.Listener
 	serveDone         chan error
 	closers           []func() error
+	swept             chan struct{} // closed when the janitor's first round, at start, has ended
 	flusher           *actor.PID
 	budget            *ingest.Budget // request body bytes held now
 	appsUnknown       actors.AppsUnknown
@@ -117,7 +118,7 @@ func loadOrCreate(path string, make func() ([]byte, error)) ([]byte, error) {
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Node, err error) {
 	// n is not the named result: `return nil, err` must not nil the node that the deferred
 	// clean-up and the closers use.
-	n := &Node{cfg: cfg, log: log, serveDone: make(chan error, 2)}
+	n := &Node{cfg: cfg, log: log, serveDone: make(chan error, 2), swept: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.closeAll(context.Background())
@@ -157,6 +158,12 @@ func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 
 // Done receives the error of a listener that stopped serving on its own.
 func (n *Node) Done() <-chan error { return n.serveDone }
+
+// Swept is closed once the janitor's first round, which it starts with the node, has ended.
+// Until then retention may delete an app's old rows at any moment; a test that sends data from
+// beyond an app's retention (accepted under a wider --max-event-age) waits for it first, since
+// the next round is --janitor-interval away.
+func (n *Node) Swept() <-chan struct{} { return n.swept }
 
 // Shutdown stops accepting requests, waits for those in flight, flushes what the node holds and
 // closes the stores, in that order, within ctx. When ctx ends first, what is still closing is
