@@ -190,21 +190,49 @@ type machineCPU struct {
 	// spool still held then (Drain): work for the same items, outside the window above.
 	DrainNode int64
 	Drain     time.Duration
+	// What the rest of the machine's busy ticks went to, when Detail: the machine's interrupts
+	// and the hypervisor's steal (/proc/stat), the bench's own ticks, and those of the kernel's
+	// threads and of the other processes that lived through the window (a scan of /proc, which
+	// leaves out loadgen, measured apart, and whatever started or ended inside the window).
+	// IOWait is idle time with a disk request outstanding.
+	Detail                                   bool
+	Irq, Steal, Bench, Kernel, Procs, IOWait int64
+}
+
+// machineSnap is one reading of the machine for machineCPU.
+type machineSnap struct {
+	cpu    cpuSample
+	server int64
+	procs  map[int]procStat // nil when /proc could not be scanned
 }
 
 // machineSample reads the machine's and the processes' ticks; serverPID 0 leaves the server out.
-func machineSample(nodePID, serverPID int) (cpuSample, int64, error) {
+func machineSample(nodePID, serverPID int) (machineSnap, error) {
 	s, err := cpuSampler(func() int { return nodePID })()
 	if err != nil {
-		return cpuSample{}, 0, err
+		return machineSnap{}, err
 	}
-	var server int64
+	m := machineSnap{cpu: s}
 	if serverPID != 0 {
-		if server, err = procTicks(serverPID); err != nil {
-			return cpuSample{}, 0, err
+		if m.server, err = procTicks(serverPID); err != nil {
+			return machineSnap{}, err
 		}
 	}
-	return s, server, nil
+	m.procs, _ = scanProcs() // without it the split has no detail, nothing worse
+	return m, nil
+}
+
+// machineSince is where the machine's CPU went from m0 to m1.
+func machineSince(m0, m1 machineSnap, nodePID, serverPID int) *machineCPU {
+	c := &machineCPU{Busy: m1.cpu.busy - m0.cpu.busy, Total: m1.cpu.total - m0.cpu.total, Node: m1.cpu.node - m0.cpu.node,
+		Server: m1.server - m0.server, ServerKnown: serverPID != 0,
+		Irq: m1.cpu.irq - m0.cpu.irq, Steal: m1.cpu.steal - m0.cpu.steal, IOWait: max(0, m1.cpu.iowait-m0.cpu.iowait),
+		Bench: m1.cpu.bench - m0.cpu.bench}
+	if m0.procs != nil && m1.procs != nil {
+		c.Detail = true
+		c.Kernel, c.Procs = procsSince(m0.procs, m1.procs, nodePID, serverPID, os.Getpid())
+	}
+	return c
 }
 
 // cpuSplit is machineCPU in µs of CPU per acknowledged item.
@@ -214,6 +242,10 @@ type cpuSplit struct {
 	DrainSeconds                        float64
 	Cores                               float64 // the machine's busy CPUs on average
 	ServerKnown                         bool    // a ClickHouse server was measured
+	// Others in parts, when Detail: Rest is what none of them holds (processes that started or
+	// ended in the window, the ticks' rounding); IOWait is of Idle.
+	Detail                                         bool
+	Steal, Irq, Kernel, Bench, Procs, Rest, IOWait float64
 }
 
 func (m *machineCPU) split() (cpuSplit, bool) {
@@ -228,6 +260,12 @@ func (m *machineCPU) split() (cpuSplit, bool) {
 		Cores: float64(runtime.NumCPU()) * float64(m.Busy) / float64(m.Total), ServerKnown: m.ServerKnown}
 	// Loadgen's rusage is exact and the tick counts are not: what is left may round below 0.
 	s.Others = max(0, per(float64(m.Busy-m.Node-m.Server)-lg))
+	if m.Detail {
+		s.Detail = true
+		s.Steal, s.Irq, s.Kernel = per(float64(m.Steal)), per(float64(m.Irq)), per(float64(m.Kernel))
+		s.Bench, s.Procs, s.IOWait = per(float64(m.Bench)), per(float64(m.Procs)), per(float64(m.IOWait))
+		s.Rest = max(0, s.Others-s.Steal-s.Irq-s.Kernel-s.Bench-s.Procs)
+	}
 	return s, true
 }
 
@@ -236,8 +274,17 @@ func (s cpuSplit) String() string {
 	if s.ServerKnown {
 		v += fmt.Sprintf(" + ClickHouse server %.1f", s.Server)
 	}
-	v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f = %.1f µs of CPU per item; idle %.1f (the machine %.2f of %d CPUs busy)",
-		s.Others, s.Node+s.Loadgen+s.Server+s.Others, s.Idle, s.Cores, runtime.NumCPU())
+	if s.Detail {
+		v += fmt.Sprintf(" + everything else %.1f (the hypervisor's steal %.1f, interrupts %.1f, the kernel's threads %.1f, the bench %.1f, other processes %.1f, not attributed %.1f)",
+			s.Others, s.Steal, s.Irq, s.Kernel, s.Bench, s.Procs, s.Rest)
+	} else {
+		v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f", s.Others)
+	}
+	v += fmt.Sprintf(" = %.1f µs of CPU per item; idle %.1f", s.Node+s.Loadgen+s.Server+s.Others, s.Idle)
+	if s.Detail {
+		v += fmt.Sprintf(" (%.1f of it with a disk request outstanding)", s.IOWait)
+	}
+	v += fmt.Sprintf(" (the machine %.2f of %d CPUs busy)", s.Cores, runtime.NumCPU())
 	if s.NodeDrain > 0 {
 		v += fmt.Sprintf("; once loadgen stopped, the node spent %.1f µs more per item in the %.1f s its store took for what the spool still held",
 			s.NodeDrain, s.DrainSeconds)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -61,6 +62,68 @@ func TestCPUSplit(t *testing.T) {
 		if _, ok := bad.split(); ok {
 			t.Errorf("split of %+v is ok", bad)
 		}
+	}
+}
+
+// TestCPUSplitDetail: everything else in its parts, what none of them holds, and idle time
+// spent waiting for the disk.
+func TestCPUSplitDetail(t *testing.T) {
+	// 100k items: a tick (10 ms) is 0.1 µs per item.
+	m := &machineCPU{Busy: 1_900, Total: 2_000, Node: 1_000, Server: 400, ServerKnown: true, Loadgen: 3 * time.Second, Items: 100_000,
+		Detail: true, Steal: 50, Irq: 30, Kernel: 40, Bench: 10, Procs: 20, IOWait: 60}
+	sp, ok := m.split()
+	if !ok {
+		t.Fatal("split not ok")
+	}
+	n := runtime.NumCPU()
+	want := fmt.Sprintf("node 100.0 + loadgen 30.0 + ClickHouse server 40.0 + everything else 20.0 (the hypervisor's steal 5.0, interrupts 3.0, "+
+		"the kernel's threads 4.0, the bench 1.0, other processes 2.0, not attributed 5.0) = 190.0 µs of CPU per item; idle 10.0 "+
+		"(6.0 of it with a disk request outstanding) (the machine %.2f of %d CPUs busy)", 0.95*float64(n), n)
+	if got := sp.String(); got != want {
+		t.Errorf("String = %q\nwant       %q", got, want)
+	}
+	// Parts measured apart can overlap (a kernel thread's softirq work, say): the rest is never
+	// below 0.
+	m.Kernel = 200
+	if sp, _ := m.split(); sp.Rest != 0 || sp.Kernel != 20 {
+		t.Errorf("rest %v, kernel %v; want 0 and 20", sp.Rest, sp.Kernel)
+	}
+}
+
+// TestProcsSince: only processes alive at both scans count, each under its own kind, and a pid
+// taken over by a new process is not read as the old one's growth.
+func TestProcsSince(t *testing.T) {
+	before := map[int]procStat{
+		1:  {ticks: 100, start: 1},
+		2:  {ticks: 50, kthread: true, start: 1},
+		3:  {ticks: 10, start: 5},  // the node: skipped
+		4:  {ticks: 500, start: 7}, // ends in the window
+		5:  {ticks: 300, start: 9}, // its pid is reused
+		12: {ticks: 8, kthread: true, start: 3},
+	}
+	after := map[int]procStat{
+		1:  {ticks: 130, start: 1},
+		2:  {ticks: 70, kthread: true, start: 1},
+		3:  {ticks: 900, start: 5},
+		5:  {ticks: 40, start: 400},
+		6:  {ticks: 25, start: 450}, // started in the window
+		12: {ticks: 13, kthread: true, start: 3},
+	}
+	kernel, others := procsSince(before, after, 3)
+	if kernel != 20+5 || others != 30 {
+		t.Errorf("kernel %d, others %d; want 25, 30", kernel, others)
+	}
+}
+
+// TestScanProcs reads this machine's /proc: the test's own process is there, as a process.
+func TestScanProcs(t *testing.T) {
+	procs, err := scanProcs()
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	me, ok := procs[os.Getpid()]
+	if !ok || me.kthread || me.start <= 0 {
+		t.Fatalf("this process in the scan: %+v, %v", me, ok)
 	}
 }
 

@@ -564,7 +564,7 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 			}
 		}
 	}
-	m0, srv0, m0Err := machineSample(n.cmd.Process.Pid, serverPID)
+	m0, m0Err := machineSample(n.cmd.Process.Pid, serverPID)
 	sendStart := time.Now()
 	fmt.Printf("flat out, %d s, %d workers\n", c.seconds, c.concurrency)
 	if e.full, err = loadgen(0, c.seconds); err != nil {
@@ -573,10 +573,10 @@ func endToEnd(ctx context.Context, c config, corp *corpus, root, svcBin, lgBin, 
 	}
 	ran := time.Since(sendStart)
 	var m1Node int64 // the node's ticks when loadgen stopped: what it spends after is the backlog's
-	if m1, srv1, err := machineSample(n.cmd.Process.Pid, serverPID); err == nil && m0Err == nil {
-		m1Node = m1.node
-		e.cpu = &machineCPU{Busy: m1.busy - m0.busy, Total: m1.total - m0.total, Node: m1.node - m0.node,
-			Server: srv1 - srv0, ServerKnown: serverPID != 0, Loadgen: e.full.CPU, Items: e.full.Items}
+	if m1, err := machineSample(n.cmd.Process.Pid, serverPID); err == nil && m0Err == nil {
+		m1Node = m1.cpu.node
+		e.cpu = machineSince(m0, m1, n.cmd.Process.Pid, serverPID)
+		e.cpu.Loadgen, e.cpu.Items = e.full.CPU, e.full.Items
 		if sp, ok := e.cpu.split(); ok {
 			fmt.Println("CPU per item flat out:", sp.String())
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -418,28 +419,90 @@ func IsClickHouseServer(comm string, args []string) bool {
 	return false
 }
 
-// ParseProcStatCPU returns utime + stime, in clock ticks, of a /proc/<pid>/stat line. The
-// command name (field 2) is in parentheses and may hold spaces, so fields count from the last
-// ')'.
+// ParseProcStatCPU returns utime + stime, in clock ticks, of a /proc/<pid>/stat line.
 func ParseProcStatCPU(stat string) (int64, error) {
+	p, err := parseProcStatLine(stat)
+	return p.ticks, err
+}
+
+// pfKthread is the flags bit (field 9 of /proc/<pid>/stat) of a kernel thread.
+const pfKthread = 0x00200000
+
+// parseProcStatLine reads a /proc/<pid>/stat line. The command name (field 2) is in
+// parentheses and may hold spaces, so fields count from the last ')'.
+func parseProcStatLine(stat string) (procStat, error) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, errors.New("no ')' after the command name")
+		return procStat{}, errors.New("no ')' after the command name")
 	}
 	f := strings.Fields(stat[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	// f[0] is field 3 (state); flags is field 9, utime and stime are fields 14 and 15, the
+	// start time field 22.
 	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+		return procStat{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
-	u, err := strconv.ParseInt(f[11], 10, 64)
+	var n [3]int64
+	for j, k := range [...]int{11, 12, 6} {
+		v, err := strconv.ParseInt(f[k], 10, 64)
+		if err != nil {
+			return procStat{}, fmt.Errorf("field %d: %w", k+3, err)
+		}
+		n[j] = v
+	}
+	p := procStat{ticks: n[0] + n[1], kthread: n[2]&pfKthread != 0}
+	if len(f) > 19 {
+		p.start, _ = strconv.ParseInt(f[19], 10, 64)
+	}
+	return p, nil
+}
+
+// procStat is one process's CPU ticks so far, as scanProcs read them.
+type procStat struct {
+	ticks   int64
+	kthread bool
+	start   int64 // when it started, in ticks since boot: a pid reused is another process
+}
+
+// scanProcs reads the CPU ticks of every process in /proc. A process that ends while it is read
+// is left out, as are lines that cannot be read: the scan attributes time, and what it misses
+// stays with the share it could not attribute.
+func scanProcs() (map[int]procStat, error) {
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, fmt.Errorf("utime: %w", err)
+		return nil, err
 	}
-	s, err := strconv.ParseInt(f[12], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("stime: %w", err)
+	procs := make(map[int]procStat, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if p, err := parseProcStatLine(string(b)); err == nil {
+			procs[pid] = p
+		}
 	}
-	return u + s, nil
+	return procs, nil
+}
+
+// procsSince sums what the processes present at both scans used between them, skipping those in
+// skip: kernel threads apart from the others.
+func procsSince(before, after map[int]procStat, skip ...int) (kernel, others int64) {
+	for pid, a := range after {
+		b, ok := before[pid]
+		if !ok || slices.Contains(skip, pid) || a.start != b.start || a.ticks < b.ticks {
+			continue // new, skipped, or another process under a reused pid
+		}
+		if a.kthread {
+			kernel += a.ticks - b.ticks
+		} else {
+			others += a.ticks - b.ticks
+		}
+	}
+	return kernel, others
 }
 
 // ListenInodes returns the socket inodes of a /proc/net/tcp (or tcp6) table's sockets that

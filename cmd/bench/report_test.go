@@ -458,11 +458,32 @@ func TestParseProcStatCPU(t *testing.T) {
 		{"no name", "42 a R 1", 0, true},
 		{"short", "42 (x) R 1 1 1", 0, true},
 		{"not a number", "42 (x) R 1 1 1 0 -1 0 0 0 0 0 ten 5 0", 0, true},
+		{"flags not a number", "42 (x) R 1 1 1 0 -1 x 0 0 0 0 10 5 0", 0, true},
 	}
 	for _, tc := range cases {
 		got, err := ParseProcStatCPU(tc.stat)
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("%s: got %d, %v; want %d, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// TestParseProcStatLine: a kernel thread is told by its flags, a process by its start time.
+func TestParseProcStatLine(t *testing.T) {
+	cases := []struct {
+		name, stat string
+		want       procStat
+	}{
+		{"kworker", "37 (kworker/1:1-events) I 2 0 0 0 -1 69238880 0 0 0 0 0 412 0 0 20 0 1 0 95 0 0 18446744073709551615\n",
+			procStat{ticks: 412, kthread: true, start: 95}},
+		{"clickhouse-server", "27933 (clickhouse-serv) S 1 27933 27933 0 -1 4194560 812 0 0 0 1234 567 0 0 20 0 48 0 11 0 0 18446744073709551615\n",
+			procStat{ticks: 1801, start: 11}},
+		{"no start time", "42 (x) R 1 1 1 0 -1 0 0 0 0 0 10 5 0", procStat{ticks: 15}},
+	}
+	for _, tc := range cases {
+		got, err := parseProcStatLine(tc.stat)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %+v, %v; want %+v", tc.name, got, err, tc.want)
 		}
 	}
 }

@@ -27,7 +27,10 @@ var settleDefault = settleOpts{Busy: 0.15, For: 10 * time.Second, Max: 5 * time.
 // own (their /proc/<pid>/stat), all in clock ticks (USER_HZ, both files' unit).
 type cpuSample struct {
 	busy, total int64 // the machine: busy = user+nice+system+irq+softirq+steal, total adds idle and iowait
-	node, bench int64
+	// Of the machine's: time in interrupts (irq+softirq), taken by the hypervisor (steal), and
+	// idle with a disk request outstanding (iowait, in total, not in busy).
+	irq, steal, iowait int64
+	node, bench        int64
 }
 
 // cpuShares is what the processes used of the machine's CPUs between two samples.
@@ -172,6 +175,14 @@ func ParseProcStat(stat string) (cpuSample, error) {
 			s.total += n
 			if i != 3 && i != 4 { // not idle, not iowait
 				s.busy += n
+			}
+			switch i {
+			case 4:
+				s.iowait = n
+			case 5, 6:
+				s.irq += n
+			case 7:
+				s.steal = n
 			}
 		}
 		return s, nil

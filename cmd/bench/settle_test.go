@@ -15,7 +15,7 @@ func TestParseProcStat(t *testing.T) {
 		err        string
 	}{
 		{"kernel 6 (10 fields)", "cpu  100 5 50 800 20 3 2 10 7 0\ncpu0 50 2 25 400 10 1 1 5 3 0\nintr 1\n",
-			cpuSample{busy: 100 + 5 + 50 + 3 + 2 + 10, total: 100 + 5 + 50 + 800 + 20 + 3 + 2 + 10}, ""}, // guest (7) is in user already
+			cpuSample{busy: 100 + 5 + 50 + 3 + 2 + 10, total: 100 + 5 + 50 + 800 + 20 + 3 + 2 + 10, irq: 3 + 2, steal: 10, iowait: 20}, ""}, // guest (7) is in user already
 		{"old kernel (4 fields)", "cpu 10 0 10 80\n", cpuSample{busy: 20, total: 100}, ""},
 		{"no cpu line", "intr 1\nctxt 2\n", cpuSample{}, "no cpu line"},
 		{"short line", "cpu 1 2 3\n", cpuSample{}, "short cpu line"},
