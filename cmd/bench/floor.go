@@ -190,11 +190,11 @@ type machineCPU struct {
 	// spool still held then (Drain): work for the same items, outside the window above.
 	DrainNode int64
 	Drain     time.Duration
-	// What the rest of the machine's busy ticks went to, when Detail: the machine's interrupts
-	// and the hypervisor's steal (/proc/stat), the bench's own ticks, and those of the kernel's
-	// threads and of the other processes that lived through the window (a scan of /proc, which
-	// leaves out loadgen, measured apart, and whatever started or ended inside the window).
-	// IOWait is idle time with a disk request outstanding.
+	// When Detail, the counters that say what the rest of the machine's busy ticks went to:
+	// the machine's interrupts and the hypervisor's steal (/proc/stat), the bench's own ticks,
+	// and those of the kernel's threads and of the other processes that lived through the
+	// window (a scan of /proc, which leaves out loadgen, measured apart, and whatever started
+	// or ended inside the window). IOWait is idle time with a disk request outstanding.
 	Detail                                   bool
 	Irq, Steal, Bench, Kernel, Procs, IOWait int64
 }
@@ -242,10 +242,12 @@ type cpuSplit struct {
 	DrainSeconds                        float64
 	Cores                               float64 // the machine's busy CPUs on average
 	ServerKnown                         bool    // a ClickHouse server was measured
-	// Others in parts, when Detail: Rest is what none of them holds (processes that started or
-	// ended in the window, the ticks' rounding); IOWait is of Idle.
-	Detail                                         bool
-	Steal, Irq, Kernel, Bench, Procs, Rest, IOWait float64
+	// When Detail, what the machine's other counters say, each on its own: they are not a
+	// partition of Others, which is a difference of larger figures (a few per cent of the
+	// node's ticks move it by as much), and interrupts are partly inside the processes' own
+	// time (loopback traffic's are handled in the sender's). IOWait is of Idle.
+	Detail                                   bool
+	Steal, Irq, Kernel, Bench, Procs, IOWait float64
 }
 
 func (m *machineCPU) split() (cpuSplit, bool) {
@@ -264,7 +266,6 @@ func (m *machineCPU) split() (cpuSplit, bool) {
 		s.Detail = true
 		s.Steal, s.Irq, s.Kernel = per(float64(m.Steal)), per(float64(m.Irq)), per(float64(m.Kernel))
 		s.Bench, s.Procs, s.IOWait = per(float64(m.Bench)), per(float64(m.Procs)), per(float64(m.IOWait))
-		s.Rest = max(0, s.Others-s.Steal-s.Irq-s.Kernel-s.Bench-s.Procs)
 	}
 	return s, true
 }
@@ -275,8 +276,8 @@ func (s cpuSplit) String() string {
 		v += fmt.Sprintf(" + ClickHouse server %.1f", s.Server)
 	}
 	if s.Detail {
-		v += fmt.Sprintf(" + everything else %.1f (the hypervisor's steal %.1f, interrupts %.1f, the kernel's threads %.1f, the bench %.1f, other processes %.1f, not attributed %.1f)",
-			s.Others, s.Steal, s.Irq, s.Kernel, s.Bench, s.Procs, s.Rest)
+		v += fmt.Sprintf(" + everything else %.1f (by their own counters, which overlap the processes' time in part: the hypervisor's steal %.1f, interrupts %.1f, the kernel's threads %.1f, the bench %.1f, other processes %.1f)",
+			s.Others, s.Steal, s.Irq, s.Kernel, s.Bench, s.Procs)
 	} else {
 		v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f", s.Others)
 	}

@@ -614,11 +614,12 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
 - **where the CPU went, and the ceiling with loadgen on the same cores**: each flat-out run
   says how many µs of CPU per acknowledged item the node, loadgen (its rusage), the ClickHouse
   server and everything else (/proc/stat's busy time minus those) used, and how much was
-  idle. Everything else is split as well: the hypervisor's steal and the interrupts (both from
-  /proc/stat), the kernel's threads and the other processes that lived through the run (a scan
-  of /proc at its start and end), the bench itself, and what none of them holds (processes
-  that started or ended within the run, rounding); idle says how much of it had a disk request
-  outstanding (iowait). The floor row runs loadgen flat out against a receiver in the bench that only reads
+  idle. Beside everything else, the counters that say what it is: the hypervisor's steal and
+  the interrupts (both from /proc/stat), the kernel's threads and the other processes that
+  lived through the run (a scan of /proc at its start and end), and the bench itself. They are
+  read on their own, not as its parts: everything else is a difference of larger figures, and
+  interrupts are partly inside the processes' time. Idle says how much of it had a disk
+  request outstanding (iowait). The floor row runs loadgen flat out against a receiver in the bench that only reads
   each body and answers 202: what loadgen and the least of any HTTP service cost per item.
   Neither is a part, so the efficiency can be at most Σ ÷ (Σ + loadgen + receiving) before the
   node does anything of its own; that ceiling's row shows it (with loadgen's cheaper figure of
