@@ -359,9 +359,9 @@ func buildRows(r results) []Row {
 		tailFig := tag + " " + name + half + ", what the requests of 10 ms or more spent their time on (an execution trace of the node in a second run at that rate)"
 		if t := e.tail; t != nil {
 			rows = append(rows, Row{Figure: tailFig,
-				Value: fmt.Sprintf("%s of %s traced requests in %.0f s (server-side p50 %.2f / p99 %.2f ms), %s; while they waited for a CPU the node's processors ran %s; the other %s, %s",
+				Value: fmt.Sprintf("%s of %s traced requests in %.0f s (server-side p50 %.2f / p99 %.2f ms), %s; while they waited for a CPU the node's processors ran %s; the other %s, %s; %s",
 					thousands(float64(t.Slow.N)), thousands(float64(t.Requests)), t.TraceSeconds, msf(t.P50), msf(t.P99), t.Slow,
-					meanwhile(t.RanMeanwhile), thousands(float64(t.Fast.N)), t.Fast)})
+					meanwhile(t.RanMeanwhile), thousands(float64(t.Fast.N)), t.Fast, t.Writer)})
 		} else if e.tailWhy != "" {
 			rows = append(rows, Row{Figure: tailFig, Value: e.tailWhy})
 		}

@@ -27,6 +27,33 @@ type tailSplit struct {
 	// RanMeanwhile is what ran on the node's processors while the slow requests waited for
 	// a CPU (ranMeanwhile).
 	RanMeanwhile []share
+	// Writer is what the spool's writer goroutine, whose group sync requests block on, spent
+	// in system calls and in waits for a CPU over the whole trace.
+	Writer writerSplit
+}
+
+// writerSplit is the spool writer's system calls (its writes and fdatasyncs) and its waits for
+// a CPU once runnable, each one's length: it tells the disk's part of the group sync from the
+// machine's.
+type writerSplit struct {
+	Syscalls, Waits []time.Duration
+}
+
+func (w writerSplit) String() string {
+	if len(w.Syscalls) == 0 {
+		return "the spool's writer was not seen"
+	}
+	return fmt.Sprintf("the spool's writer meanwhile made %s system calls (its writes and fdatasyncs) of p50 %.2f / p99 %.2f / max %.2f ms, and waited for a CPU %s times, p99 %.2f / max %.2f ms",
+		thousands(float64(len(w.Syscalls))), msf(Percentile(w.Syscalls, 0.5)), msf(Percentile(w.Syscalls, 0.99)), msf(maxOf(w.Syscalls)),
+		thousands(float64(len(w.Waits))), msf(Percentile(w.Waits, 0.99)), msf(maxOf(w.Waits)))
+}
+
+// maxOf is the longest of ds, 0 for none.
+func maxOf(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return slices.Max(ds)
 }
 
 // tailPart is a group of requests: how many, and their mean time per state.
@@ -105,6 +132,9 @@ var goKinds = []struct{ frame, kind string }{
 	{"protoactor-go", "the actors"},
 }
 
+// writerKind is the spool writer's index in goKinds.
+var writerKind = slices.IndexFunc(goKinds, func(k struct{ frame, kind string }) bool { return k.kind == "the spool's writer" })
+
 // goKind is the index in goKinds of the first kind stack names, or len(goKinds) for none.
 func goKind(stack string) int {
 	for i, k := range goKinds {
@@ -146,6 +176,7 @@ func analyzeTail(r io.Reader, isRequest string, slowAt time.Duration) (*tailSpli
 	split.P50, split.P99 = Percentile(durs, 0.5), Percentile(durs, 0.99)
 	split.Slow, split.Fast = sumPart(slow), sumPart(fast)
 	split.RanMeanwhile = ranMeanwhile(slow, read)
+	split.Writer = read.writer
 	return split, nil
 }
 
@@ -238,6 +269,7 @@ type traceRead struct {
 	runs    []ran // in the order they ended
 	kinds   map[trace.GoID]string
 	seconds float64
+	writer  writerSplit
 }
 
 func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
@@ -246,6 +278,7 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	var runs []ran
+	var writer writerSplit
 	gs := map[trace.GoID]*goState{}
 	var segs []*segment
 	// finish ends s's request at t, kept if it named isRequest; start begins one.
@@ -288,6 +321,14 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 		}
 		if s.state == trace.GoRunning {
 			runs = append(runs, ran{span{s.since, ev.Time()}, g})
+		}
+		if s.kind == writerKind {
+			switch s.state {
+			case trace.GoSyscall:
+				writer.Syscalls = append(writer.Syscalls, time.Duration(ev.Time()-s.since))
+			case trace.GoRunnable:
+				writer.Waits = append(writer.Waits, time.Duration(ev.Time()-s.since))
+			}
 		}
 		if c := s.cur; c != nil {
 			d := time.Duration(ev.Time() - s.since)
@@ -364,7 +405,7 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 			kinds[g] = goKinds[st.kind].kind
 		}
 	}
-	return &traceRead{segs: segs, runs: runs, kinds: kinds, seconds: time.Duration(last - first).Seconds()}, nil
+	return &traceRead{segs: segs, runs: runs, kinds: kinds, seconds: time.Duration(last - first).Seconds(), writer: writer}, nil
 }
 
 func frames(st trace.Stack) string {

@@ -132,6 +132,11 @@ func TestAnalyzeTail(t *testing.T) {
 			}
 		}
 	}
+	// Each request is one group of the spool (they come one at a time): a write and an
+	// fdatasync of the writer's, each a system call the trace shows.
+	if n := len(split.Writer.Syscalls); n < 2*requests {
+		t.Errorf("the spool's writer made %d system calls, want at least %d: %s", n, 2*requests, split.Writer)
+	}
 	if split.Fast.Running <= 0 || split.Fast.Mean >= 150*time.Millisecond {
 		t.Errorf("fast requests: %s", split.Fast)
 	}
