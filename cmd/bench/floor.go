@@ -190,12 +190,14 @@ type machineCPU struct {
 	// spool still held then (Drain): work for the same items, outside the window above.
 	DrainNode int64
 	Drain     time.Duration
-	// When Detail, the counters that say what the rest of the machine's busy ticks went to:
-	// the machine's interrupts and the hypervisor's steal (/proc/stat), the bench's own ticks,
-	// and those of the kernel's threads and of the other processes that lived through the
-	// window (a scan of /proc, which leaves out loadgen, measured apart, and whatever started
-	// or ended inside the window). IOWait is idle time with a disk request outstanding.
-	Detail                                   bool
+	// When Detail, the machine's other counters beside the rest of its busy ticks, read on
+	// their own (cpuSplit says why they are not its parts): the interrupts and the
+	// hypervisor's steal (/proc/stat), the bench's own ticks, and IOWait, idle time with a
+	// disk request outstanding. When Scanned, also the kernel's threads' ticks and the other
+	// processes' that lived through the window (a scan of /proc, which leaves out loadgen,
+	// measured apart, and whatever started or ended inside the window); KernelSeen says the
+	// scan saw a kernel thread at all (in a PID namespace it sees none).
+	Detail, Scanned, KernelSeen              bool
 	Irq, Steal, Bench, Kernel, Procs, IOWait int64
 }
 
@@ -207,18 +209,20 @@ type machineSnap struct {
 }
 
 // machineSample reads the machine's and the processes' ticks; serverPID 0 leaves the server out.
+// The scan of /proc comes first, so that its own CPU falls outside the window when it starts
+// one, and both ends are read in the same order.
 func machineSample(nodePID, serverPID int) (machineSnap, error) {
+	procs, _ := scanProcs() // without it the split names fewer counters, nothing worse
 	s, err := cpuSampler(func() int { return nodePID })()
 	if err != nil {
 		return machineSnap{}, err
 	}
-	m := machineSnap{cpu: s}
+	m := machineSnap{cpu: s, procs: procs}
 	if serverPID != 0 {
 		if m.server, err = procTicks(serverPID); err != nil {
 			return machineSnap{}, err
 		}
 	}
-	m.procs, _ = scanProcs() // without it the split has no detail, nothing worse
 	return m, nil
 }
 
@@ -227,10 +231,13 @@ func machineSince(m0, m1 machineSnap, nodePID, serverPID int) *machineCPU {
 	c := &machineCPU{Busy: m1.cpu.busy - m0.cpu.busy, Total: m1.cpu.total - m0.cpu.total, Node: m1.cpu.node - m0.cpu.node,
 		Server: m1.server - m0.server, ServerKnown: serverPID != 0,
 		Irq: m1.cpu.irq - m0.cpu.irq, Steal: m1.cpu.steal - m0.cpu.steal, IOWait: max(0, m1.cpu.iowait-m0.cpu.iowait),
-		Bench: m1.cpu.bench - m0.cpu.bench}
+		Bench: m1.cpu.bench - m0.cpu.bench, Detail: true}
 	if m0.procs != nil && m1.procs != nil {
-		c.Detail = true
+		c.Scanned = true
 		c.Kernel, c.Procs = procsSince(m0.procs, m1.procs, nodePID, serverPID, os.Getpid())
+		for _, p := range m1.procs {
+			c.KernelSeen = c.KernelSeen || p.kthread
+		}
 	}
 	return c
 }
@@ -246,7 +253,7 @@ type cpuSplit struct {
 	// partition of Others, which is a difference of larger figures (a few per cent of the
 	// node's ticks move it by as much), and interrupts are partly inside the processes' own
 	// time (loopback traffic's are handled in the sender's). IOWait is of Idle.
-	Detail                                   bool
+	Detail, Scanned, KernelSeen              bool // as in machineCPU
 	Steal, Irq, Kernel, Bench, Procs, IOWait float64
 }
 
@@ -263,7 +270,7 @@ func (m *machineCPU) split() (cpuSplit, bool) {
 	// Loadgen's rusage is exact and the tick counts are not: what is left may round below 0.
 	s.Others = max(0, per(float64(m.Busy-m.Node-m.Server)-lg))
 	if m.Detail {
-		s.Detail = true
+		s.Detail, s.Scanned, s.KernelSeen = true, m.Scanned, m.KernelSeen
 		s.Steal, s.Irq, s.Kernel = per(float64(m.Steal)), per(float64(m.Irq)), per(float64(m.Kernel))
 		s.Bench, s.Procs, s.IOWait = per(float64(m.Bench)), per(float64(m.Procs)), per(float64(m.IOWait))
 	}
@@ -276,8 +283,17 @@ func (s cpuSplit) String() string {
 		v += fmt.Sprintf(" + ClickHouse server %.1f", s.Server)
 	}
 	if s.Detail {
-		v += fmt.Sprintf(" + everything else %.1f (by their own counters, which overlap the processes' time in part: the hypervisor's steal %.1f, interrupts %.1f, the kernel's threads %.1f, the bench %.1f, other processes %.1f)",
-			s.Others, s.Steal, s.Irq, s.Kernel, s.Bench, s.Procs)
+		v += fmt.Sprintf(" + everything else %.1f (by their own counters, which overlap the processes' time in part: the hypervisor's steal %.1f, interrupts %.1f",
+			s.Others, s.Steal, s.Irq)
+		switch {
+		case !s.Scanned:
+			v += ", the kernel's threads and other processes not read (/proc could not be scanned)"
+		case !s.KernelSeen:
+			v += fmt.Sprintf(", the kernel's threads not visible here, other processes %.1f", s.Procs)
+		default:
+			v += fmt.Sprintf(", the kernel's threads %.1f, other processes %.1f", s.Kernel, s.Procs)
+		}
+		v += fmt.Sprintf(", the bench %.1f)", s.Bench)
 	} else {
 		v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f", s.Others)
 	}

@@ -70,7 +70,7 @@ func TestCPUSplit(t *testing.T) {
 func TestCPUSplitDetail(t *testing.T) {
 	// 100k items: a tick (10 ms) is 0.1 µs per item.
 	m := &machineCPU{Busy: 1_900, Total: 2_000, Node: 1_000, Server: 400, ServerKnown: true, Loadgen: 3 * time.Second, Items: 100_000,
-		Detail: true, Steal: 50, Irq: 300, Kernel: 40, Bench: 10, Procs: 20, IOWait: 60}
+		Detail: true, Scanned: true, KernelSeen: true, Steal: 50, Irq: 300, Kernel: 40, Bench: 10, Procs: 20, IOWait: 60}
 	sp, ok := m.split()
 	if !ok {
 		t.Fatal("split not ok")
@@ -78,10 +78,20 @@ func TestCPUSplitDetail(t *testing.T) {
 	n := runtime.NumCPU()
 	// Interrupts (30.0) exceed everything else (20.0): they are partly the processes' own time.
 	want := fmt.Sprintf("node 100.0 + loadgen 30.0 + ClickHouse server 40.0 + everything else 20.0 (by their own counters, which overlap the processes' time in part: "+
-		"the hypervisor's steal 5.0, interrupts 30.0, the kernel's threads 4.0, the bench 1.0, other processes 2.0) = 190.0 µs of CPU per item; idle 10.0 "+
+		"the hypervisor's steal 5.0, interrupts 30.0, the kernel's threads 4.0, other processes 2.0, the bench 1.0) = 190.0 µs of CPU per item; idle 10.0 "+
 		"(6.0 of it with a disk request outstanding) (the machine %.2f of %d CPUs busy)", 0.95*float64(n), n)
 	if got := sp.String(); got != want {
 		t.Errorf("String = %q\nwant       %q", got, want)
+	}
+	// In a PID namespace no kernel thread shows in /proc: 0 would read as a measurement.
+	m.KernelSeen, m.Kernel = false, 0
+	if sp, _ := m.split(); !strings.Contains(sp.String(), "the kernel's threads not visible here, other processes 2.0, the bench 1.0)") {
+		t.Errorf("without kernel threads in the scan: %q", sp.String())
+	}
+	// Without a scan, /proc/stat's counters are still given.
+	m.Scanned = false
+	if sp, _ := m.split(); !strings.Contains(sp.String(), "interrupts 30.0, the kernel's threads and other processes not read (/proc could not be scanned), the bench 1.0)") {
+		t.Errorf("without a scan: %q", sp.String())
 	}
 }
 

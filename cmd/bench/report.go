@@ -642,7 +642,9 @@ Targets (issue 17: 2 cores, loadgen on the same cores):
   stopped by the collector), were in system calls and were blocked, and on what; and, while
   they waited for a CPU, which of the node's goroutines ran, as shares of that running time
   (a thread of another process that took a CPU from the node shows as the goroutine it
-  interrupted, running).
+  interrupted, running). Over the whole trace it also gives the spool's writer goroutine's
+  system calls (its writes and fdatasyncs, one of each per group) and its waits for a CPU,
+  each one's length: the disk's part of the group sync a request blocks on, and the machine's.
 - **crash groups / journey from the store** (d): the dashboard API asked with
   ` + "`Svc-Answer-From: store`" + ` on a store holding 10M events of the app: the crash group list over
   the last 7 days (the default window) and 30 days (explicit from/to) < 150 ms p95, the journey

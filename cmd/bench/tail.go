@@ -28,7 +28,8 @@ type tailSplit struct {
 	// a CPU (ranMeanwhile).
 	RanMeanwhile []share
 	// Writer is what the spool's writer goroutine, whose group sync requests block on, spent
-	// in system calls and in waits for a CPU over the whole trace.
+	// in system calls and in waits for a CPU (stopped by the collector included, as for the
+	// requests) over the whole trace.
 	Writer writerSplit
 }
 
@@ -39,12 +40,17 @@ type writerSplit struct {
 	Syscalls, Waits []time.Duration
 }
 
+// String says what the writer did over the trace (its seconds given apart).
 func (w writerSplit) String() string {
 	if len(w.Syscalls) == 0 {
-		return "the spool's writer was not seen"
+		return "the spool's writer was not seen in the trace"
 	}
-	return fmt.Sprintf("the spool's writer meanwhile made %s system calls (its writes and fdatasyncs) of p50 %.2f / p99 %.2f / max %.2f ms, and waited for a CPU %s times, p99 %.2f / max %.2f ms",
-		thousands(float64(len(w.Syscalls))), msf(Percentile(w.Syscalls, 0.5)), msf(Percentile(w.Syscalls, 0.99)), msf(maxOf(w.Syscalls)),
+	v := fmt.Sprintf("over the whole trace the spool's writer made %s system calls (its writes and fdatasyncs) of p50 %.2f / p99 %.2f / max %.2f ms",
+		thousands(float64(len(w.Syscalls))), msf(Percentile(w.Syscalls, 0.5)), msf(Percentile(w.Syscalls, 0.99)), msf(maxOf(w.Syscalls)))
+	if len(w.Waits) == 0 {
+		return v + ", and never waited for a CPU"
+	}
+	return v + fmt.Sprintf(", and waited for a CPU %s times, p99 %.2f / max %.2f ms",
 		thousands(float64(len(w.Waits))), msf(Percentile(w.Waits, 0.99)), msf(maxOf(w.Waits)))
 }
 
@@ -106,12 +112,13 @@ type ran struct {
 // goState is what the analysis knows of a goroutine: its state since when, why it waits, and
 // the request it is serving (connection goroutines only).
 type goState struct {
-	since trace.Time
-	state trace.GoState
-	why   string
-	conn  bool
-	cur   *segment
-	kind  int // what it is: an index in goKinds (len(goKinds): not known)
+	since   trace.Time // since when it is in state, or since a new generation restated it
+	entered trace.Time // when it entered state
+	state   trace.GoState
+	why     string
+	conn    bool
+	cur     *segment
+	kind    int // what it is: an index in goKinds (len(goKinds): not known)
 }
 
 // goKinds name a goroutine by a function on a stack of it, to say who ran while requests
@@ -316,19 +323,11 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 		from, to := st.Goroutine()
 		s := gs[g]
 		if s == nil {
-			s = &goState{since: ev.Time(), state: trace.GoUndetermined, kind: len(goKinds)}
+			s = &goState{since: ev.Time(), entered: ev.Time(), state: trace.GoUndetermined, kind: len(goKinds)}
 			gs[g] = s
 		}
 		if s.state == trace.GoRunning {
 			runs = append(runs, ran{span{s.since, ev.Time()}, g})
-		}
-		if s.kind == writerKind {
-			switch s.state {
-			case trace.GoSyscall:
-				writer.Syscalls = append(writer.Syscalls, time.Duration(ev.Time()-s.since))
-			case trace.GoRunnable:
-				writer.Waits = append(writer.Waits, time.Duration(ev.Time()-s.since))
-			}
 		}
 		if c := s.cur; c != nil {
 			d := time.Duration(ev.Time() - s.since)
@@ -351,6 +350,16 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 		}
 		stack := frames(st.Stack)
 		s.kind = min(s.kind, goKind(stack))
+		if s.kind == writerKind && from != to {
+			// Whole stretches only (entered), not the pieces a new generation cuts them into.
+			d := time.Duration(ev.Time() - s.entered)
+			switch {
+			case s.state == trace.GoSyscall:
+				writer.Syscalls = append(writer.Syscalls, d)
+			case s.state == trace.GoRunnable, s.state == trace.GoWaiting && s.why == preempted:
+				writer.Waits = append(writer.Waits, d)
+			}
+		}
 		if from == to {
 			// A new generation of the trace restates every goroutine's state (with no reason,
 			// sometimes no stack): nothing changed, so what it waits on stays as it was.
@@ -397,7 +406,7 @@ func requestSegments(r io.Reader, isRequest string) (*traceRead, error) {
 			// woken by the next request's bytes, or a new connection's first request
 			start(s, g, ev.Time())
 		}
-		s.state, s.since = to, ev.Time()
+		s.state, s.since, s.entered = to, ev.Time(), ev.Time()
 	}
 	kinds := make(map[trace.GoID]string, len(gs))
 	for g, st := range gs {

@@ -108,8 +108,8 @@ func startNodeLog(t *testing.T, backend string, tweak func(*Config), log *slog.L
 	// The janitor's first round runs at start, when no test can say. Apps made before it ends
 	// would have what the tests send (recorded SDK bodies from 2023–2025, accepted under the
 	// --max-event-age above) deleted by retention at a moment of its choosing: CI lost fixture
-	// events to it. The next round is --janitor-interval (1 h) away; tests that test retention
-	// call sweep themselves.
+	// events to it. The next round is --janitor-interval (1 h) away; tests of retention call
+	// sweep themselves or set a shorter interval.
 	select {
 	case <-n.Swept():
 	case <-time.After(time.Minute):

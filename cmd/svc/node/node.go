@@ -159,7 +159,8 @@ func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 // Done receives the error of a listener that stopped serving on its own.
 func (n *Node) Done() <-chan error { return n.serveDone }
 
-// Swept is closed once the janitor's first round, which it starts with the node, has ended.
+// Swept is closed once the janitor's first round, which it starts with the node, has ended
+// (on ClickHouse its deletions are then scheduled mutations, applied in the background).
 // Until then retention may delete an app's old rows at any moment; a test that sends data from
 // beyond an app's retention (accepted under a wider --max-event-age) waits for it first, since
 // the next round is --janitor-interval away.
