@@ -70,14 +70,7 @@ func (nopAcker) Ack(uint64, int) {}
 // actor and then the app actor queues behind their earlier messages.
 func (r *liveRig) settle(t *testing.T, app uuid.UUID, sessions []uuid.UUID) {
 	t.Helper()
-	for _, s := range sessions {
-		if _, err := r.dir.Request(context.Background(), KindSession, SessionIdentity(app, s), &actorpb.StateRequest{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := r.dir.Request(context.Background(), KindApp, app.String(), &actorpb.StateRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	drainActors(t, r.dir, app, sessions)
 	if err := r.flusher(); err != nil {
 		t.Fatal(err)
 	}
