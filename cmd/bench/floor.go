@@ -190,14 +190,14 @@ type machineCPU struct {
 	// spool still held then (Drain): work for the same items, outside the window above.
 	DrainNode int64
 	Drain     time.Duration
-	// When Detail, the machine's other counters beside the rest of its busy ticks, read on
-	// their own (cpuSplit says why they are not its parts): the interrupts and the
-	// hypervisor's steal (/proc/stat), the bench's own ticks, and IOWait, idle time with a
-	// disk request outstanding. When Scanned, also the kernel's threads' ticks and the other
-	// processes' that lived through the window (a scan of /proc, which leaves out loadgen,
-	// measured apart, and whatever started or ended inside the window); KernelSeen says the
-	// scan saw a kernel thread at all (in a PID namespace it sees none).
-	Detail, Scanned, KernelSeen              bool
+	// The machine's other counters beside the rest of its busy ticks, read on their own
+	// (cpuSplit says why they are not its parts): the interrupts and the hypervisor's steal
+	// (/proc/stat), the bench's own ticks, and IOWait, idle time with a disk request
+	// outstanding. When Scanned, also the kernel's threads' ticks and the other processes'
+	// that lived through the window (a scan of /proc, which leaves out loadgen, measured
+	// apart, and whatever started or ended inside the window); KernelSeen says the scan saw a
+	// kernel thread at all (in a PID namespace it sees none).
+	Scanned, KernelSeen                      bool
 	Irq, Steal, Bench, Kernel, Procs, IOWait int64
 }
 
@@ -231,7 +231,7 @@ func machineSince(m0, m1 machineSnap, nodePID, serverPID int) *machineCPU {
 	c := &machineCPU{Busy: m1.cpu.busy - m0.cpu.busy, Total: m1.cpu.total - m0.cpu.total, Node: m1.cpu.node - m0.cpu.node,
 		Server: m1.server - m0.server, ServerKnown: serverPID != 0,
 		Irq: m1.cpu.irq - m0.cpu.irq, Steal: m1.cpu.steal - m0.cpu.steal, IOWait: max(0, m1.cpu.iowait-m0.cpu.iowait),
-		Bench: m1.cpu.bench - m0.cpu.bench, Detail: true}
+		Bench: m1.cpu.bench - m0.cpu.bench}
 	if m0.procs != nil && m1.procs != nil {
 		c.Scanned = true
 		c.Kernel, c.Procs = procsSince(m0.procs, m1.procs, nodePID, serverPID, os.Getpid())
@@ -249,11 +249,11 @@ type cpuSplit struct {
 	DrainSeconds                        float64
 	Cores                               float64 // the machine's busy CPUs on average
 	ServerKnown                         bool    // a ClickHouse server was measured
-	// When Detail, what the machine's other counters say, each on its own: they are not a
-	// partition of Others, which is a difference of larger figures (a few per cent of the
-	// node's ticks move it by as much), and interrupts are partly inside the processes' own
-	// time (loopback traffic's are handled in the sender's). IOWait is of Idle.
-	Detail, Scanned, KernelSeen              bool // as in machineCPU
+	// What the machine's other counters say, each on its own: they are not a partition of
+	// Others, which is a difference of larger figures (a few per cent of the node's ticks move
+	// it by as much), and interrupts are partly inside the processes' own time (loopback
+	// traffic's are handled in the sender's). IOWait is of Idle.
+	Scanned, KernelSeen                      bool // as in machineCPU
 	Steal, Irq, Kernel, Bench, Procs, IOWait float64
 }
 
@@ -269,11 +269,9 @@ func (m *machineCPU) split() (cpuSplit, bool) {
 		Cores: float64(runtime.NumCPU()) * float64(m.Busy) / float64(m.Total), ServerKnown: m.ServerKnown}
 	// Loadgen's rusage is exact and the tick counts are not: what is left may round below 0.
 	s.Others = max(0, per(float64(m.Busy-m.Node-m.Server)-lg))
-	if m.Detail {
-		s.Detail, s.Scanned, s.KernelSeen = true, m.Scanned, m.KernelSeen
-		s.Steal, s.Irq, s.Kernel = per(float64(m.Steal)), per(float64(m.Irq)), per(float64(m.Kernel))
-		s.Bench, s.Procs, s.IOWait = per(float64(m.Bench)), per(float64(m.Procs)), per(float64(m.IOWait))
-	}
+	s.Scanned, s.KernelSeen = m.Scanned, m.KernelSeen
+	s.Steal, s.Irq, s.Kernel = per(float64(m.Steal)), per(float64(m.Irq)), per(float64(m.Kernel))
+	s.Bench, s.Procs, s.IOWait = per(float64(m.Bench)), per(float64(m.Procs)), per(float64(m.IOWait))
 	return s, true
 }
 
@@ -282,26 +280,18 @@ func (s cpuSplit) String() string {
 	if s.ServerKnown {
 		v += fmt.Sprintf(" + ClickHouse server %.1f", s.Server)
 	}
-	if s.Detail {
-		v += fmt.Sprintf(" + everything else %.1f (by their own counters, which overlap the processes' time in part: the hypervisor's steal %.1f, interrupts %.1f",
-			s.Others, s.Steal, s.Irq)
-		switch {
-		case !s.Scanned:
-			v += ", the kernel's threads and other processes not read (/proc could not be scanned)"
-		case !s.KernelSeen:
-			v += fmt.Sprintf(", the kernel's threads not visible here, other processes %.1f", s.Procs)
-		default:
-			v += fmt.Sprintf(", the kernel's threads %.1f, other processes %.1f", s.Kernel, s.Procs)
-		}
-		v += fmt.Sprintf(", the bench %.1f)", s.Bench)
-	} else {
-		v += fmt.Sprintf(" + everything else (other processes, the bench, the kernel's threads and interrupts, the hypervisor's steal) %.1f", s.Others)
+	v += fmt.Sprintf(" + everything else %.1f (by their own counters, which overlap the processes' time in part: the hypervisor's steal %.1f, interrupts %.1f",
+		s.Others, s.Steal, s.Irq)
+	switch {
+	case !s.Scanned:
+		v += ", the kernel's threads and other processes not read (/proc could not be scanned)"
+	case !s.KernelSeen:
+		v += fmt.Sprintf(", the kernel's threads not visible here, other processes %.1f", s.Procs)
+	default:
+		v += fmt.Sprintf(", the kernel's threads %.1f, other processes %.1f", s.Kernel, s.Procs)
 	}
-	v += fmt.Sprintf(" = %.1f µs of CPU per item; idle %.1f", s.Node+s.Loadgen+s.Server+s.Others, s.Idle)
-	if s.Detail {
-		v += fmt.Sprintf(" (%.1f of it with a disk request outstanding)", s.IOWait)
-	}
-	v += fmt.Sprintf(" (the machine %.2f of %d CPUs busy)", s.Cores, runtime.NumCPU())
+	v += fmt.Sprintf(", the bench %.1f) = %.1f µs of CPU per item; idle %.1f (%.1f of it with a disk request outstanding) (the machine %.2f of %d CPUs busy)",
+		s.Bench, s.Node+s.Loadgen+s.Server+s.Others, s.Idle, s.IOWait, s.Cores, runtime.NumCPU())
 	if s.NodeDrain > 0 {
 		v += fmt.Sprintf("; once loadgen stopped, the node spent %.1f µs more per item in the %.1f s its store took for what the spool still held",
 			s.NodeDrain, s.DrainSeconds)

@@ -46,20 +46,12 @@ func (w writerSplit) String() string {
 		return "the spool's writer was not seen in the trace"
 	}
 	v := fmt.Sprintf("over the whole trace the spool's writer made %s system calls (its writes and fdatasyncs) of p50 %.2f / p99 %.2f / max %.2f ms",
-		thousands(float64(len(w.Syscalls))), msf(Percentile(w.Syscalls, 0.5)), msf(Percentile(w.Syscalls, 0.99)), msf(maxOf(w.Syscalls)))
+		thousands(float64(len(w.Syscalls))), msf(Percentile(w.Syscalls, 0.5)), msf(Percentile(w.Syscalls, 0.99)), msf(slices.Max(w.Syscalls)))
 	if len(w.Waits) == 0 {
 		return v + ", and never waited for a CPU"
 	}
 	return v + fmt.Sprintf(", and waited for a CPU %s times, p99 %.2f / max %.2f ms",
-		thousands(float64(len(w.Waits))), msf(Percentile(w.Waits, 0.99)), msf(maxOf(w.Waits)))
-}
-
-// maxOf is the longest of ds, 0 for none.
-func maxOf(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	return slices.Max(ds)
+		thousands(float64(len(w.Waits))), msf(Percentile(w.Waits, 0.99)), msf(slices.Max(w.Waits)))
 }
 
 // tailPart is a group of requests: how many, and their mean time per state.
