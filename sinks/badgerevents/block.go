@@ -42,6 +42,13 @@ const (
 	// well inside one Badger transaction (about 2.4 MB): at a recorded row's 470 bytes, 1,024
 	// rows are under half a megabyte before compression.
 	maxBlockRows = 1024
+	// maxBlockBytes bounds a block's values before compression, for rows far larger than the
+	// recorded ones (long texts); a row larger than it alone makes a block of one row.
+	maxBlockBytes = 512 << 10
+	// maxDecodedBlock is the most a data block may say it decompresses to: maxBlockRows rows of
+	// the largest kind a write cuts (maxBlockBytes of values, or one row with its long texts),
+	// far above, so that a damaged length cannot make a read allocate gigabytes.
+	maxDecodedBlock = 64 << 20
 )
 
 // blockRow is one event row of a block: its time, its id and its encoded value (empty in id
@@ -102,12 +109,13 @@ func sortRows(rows []blockRow) []blockRow {
 }
 
 // cutBlocks calls fn with each block's rows of sorted (sortRows): a run of rows of one bucket,
-// at most maxBlockRows of them, in order.
+// at most maxBlockRows of them and, past the first, at most maxBlockBytes of values, in order.
 func cutBlocks(sorted []blockRow, fn func(bucket int64, rows []blockRow)) {
 	for len(sorted) > 0 {
 		bucket := bucketOf(sorted[0].ts)
-		n := 1
-		for n < len(sorted) && n < maxBlockRows && bucketOf(sorted[n].ts) == bucket {
+		n, size := 1, len(sorted[0].val)
+		for n < len(sorted) && n < maxBlockRows && bucketOf(sorted[n].ts) == bucket && size+len(sorted[n].val) <= maxBlockBytes {
+			size += len(sorted[n].val)
 			n++
 		}
 		fn(bucket, sorted[:n])
@@ -152,7 +160,9 @@ func encodeIDs(dst []byte, bucket int64, rows []blockRow) []byte {
 }
 
 // decodeBlock decodes the data block val of bucket, appending its rows to rows. buf is scratch
-// for the decompressed bytes, which the rows alias; both grown buffers are returned for reuse.
+// for the decompressed bytes, which the rows alias, so it is overwritten from its start: a
+// caller that keeps the rows of several blocks (a bucket's merge) gives each its own buffer.
+// Both grown buffers are returned for reuse; on error no row is appended.
 func decodeBlock(rows []blockRow, buf []byte, bucket int64, val []byte) ([]blockRow, []byte, error) {
 	if len(val) == 0 || val[0] != blockVersion {
 		return rows, buf, fmt.Errorf("%w: data block of unknown version", errCorrupt)
@@ -160,6 +170,9 @@ func decodeBlock(rows []blockRow, buf []byte, bucket int64, val []byte) ([]block
 	n, err := s2.DecodedLen(val[1:])
 	if err != nil {
 		return rows, buf, fmt.Errorf("%w: data block: %w", errCorrupt, err)
+	}
+	if n > maxDecodedBlock {
+		return rows, buf, fmt.Errorf("%w: data block of %d bytes decompressed", errCorrupt, n)
 	}
 	buf = slices.Grow(buf[:0], n)[:n]
 	raw, err := s2.Decode(buf, val[1:])
@@ -171,7 +184,7 @@ func decodeBlock(rows []blockRow, buf []byte, bucket int64, val []byte) ([]block
 }
 
 // decodeIDs decodes the id block val of bucket, appending its rows (without values) to rows;
-// their ids alias val.
+// their ids alias val. On error no row is appended.
 func decodeIDs(rows []blockRow, bucket int64, val []byte) ([]blockRow, error) {
 	if len(val) == 0 || val[0] != blockVersion {
 		return rows, fmt.Errorf("%w: id block of unknown version", errCorrupt)
@@ -179,11 +192,14 @@ func decodeIDs(rows []blockRow, bucket int64, val []byte) ([]blockRow, error) {
 	return parseRowsRaw(rows, bucket, val[1:], false)
 }
 
-// parseRowsRaw reads appendRowsRaw's form. It refuses what a block cannot hold: offsets outside
-// the bucket, rows out of order or repeated, lengths past the end, bytes left over.
+// parseRowsRaw reads appendRowsRaw's form. It refuses what a block cannot hold: times outside
+// the bucket, rows out of order or repeated, lengths past the end, bytes left over. On error it
+// returns rows as given.
 func parseRowsRaw(rows []blockRow, bucket int64, b []byte, vals bool) ([]blockRow, error) {
+	first := len(rows)
 	bad := func(what string) ([]blockRow, error) {
-		return rows, fmt.Errorf("%w: block: %s", errCorrupt, what)
+		clear(rows[first:])
+		return rows[:first], fmt.Errorf("%w: block: %s", errCorrupt, what)
 	}
 	uv := func() (uint64, bool) {
 		v, k := binary.Uvarint(b)
@@ -206,11 +222,13 @@ func parseRowsRaw(rows []blockRow, bucket int64, b []byte, vals bool) ([]blockRo
 	if !ok || n > maxBlockRows {
 		return bad("row count")
 	}
-	first := len(rows)
 	rows = slices.Grow(rows, int(n))
 	for range n {
 		off, ok := uv()
-		if !ok || off >= uint64(bucketSpan) || bucket > 0 && int64(off) > math.MaxInt64-bucket {
+		// The first and last buckets are shorter than bucketSpan: a time past math.MaxInt64,
+		// or in the first whole bucket above math.MinInt64, is not of the bucket either.
+		if !ok || off >= uint64(bucketSpan) || bucket > 0 && int64(off) > math.MaxInt64-bucket ||
+			bucketOf(bucket+int64(off)) != bucket {
 			return bad("row time outside its bucket")
 		}
 		r := blockRow{ts: bucket + int64(off)}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,30 @@ func TestSortRows(t *testing.T) {
 			t.Fatal("a dropped row keeps its bytes")
 		}
 	}
+
+	// Past 12 rows the sort is no longer an insertion sort: an unstable one would keep some
+	// other copy than the last.
+	rng := rand.New(rand.NewPCG(5, 6))
+	var many []blockRow
+	last := map[string]string{}
+	for i := range 300 {
+		k := rng.IntN(20)
+		r := blockRow{ts: int64(k % 4), id: id(byte(k)), val: []byte(fmt.Sprint(i))}
+		many = append(many, r)
+		last[fmt.Sprint(r.ts, r.id)] = string(r.val)
+	}
+	got = sortRows(many)
+	if len(got) != len(last) {
+		t.Fatalf("%d rows kept of %d distinct", len(got), len(last))
+	}
+	for i, r := range got {
+		if i > 0 && compareRows(&got[i-1], &r) >= 0 {
+			t.Fatal("rows out of order")
+		}
+		if want := last[fmt.Sprint(r.ts, r.id)]; string(r.val) != want {
+			t.Fatalf("row %d %x kept copy %s, want the last given, %s", r.ts, r.id, r.val, want)
+		}
+	}
 }
 
 // TestBlockRoundTrip: data and id blocks give back the rows they were made of, at the edges of
@@ -139,7 +164,13 @@ func TestBlockRoundTrip(t *testing.T) {
 		{"the largest bucket", last, []blockRow{{ts: math.MaxInt64, id: make([]byte, 16), val: []byte("end")}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			block, _ := encodeBlock(nil, nil, c.bucket, c.rows)
+			// Blocks are appended to what dst holds, as a write appends them to one buffer.
+			prefix := []byte("earlier block")
+			block, _ := encodeBlock(slices.Clone(prefix), nil, c.bucket, c.rows)
+			if !bytes.HasPrefix(block, prefix) {
+				t.Fatal("encodeBlock overwrote what dst held")
+			}
+			block = block[len(prefix):]
 			got, _, err := decodeBlock(nil, nil, c.bucket, block)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +178,11 @@ func TestBlockRoundTrip(t *testing.T) {
 			if !rowsEqual(got, c.rows) {
 				t.Fatalf("data block gave %s, want %s", showRows(got), showRows(c.rows))
 			}
-			ids, err := decodeIDs(nil, c.bucket, encodeIDs(nil, c.bucket, c.rows))
+			idBlock := encodeIDs(slices.Clone(prefix), c.bucket, c.rows)
+			if !bytes.HasPrefix(idBlock, prefix) {
+				t.Fatal("encodeIDs overwrote what dst held")
+			}
+			ids, err := decodeIDs(nil, c.bucket, idBlock[len(prefix):])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,6 +250,10 @@ func TestBlockDecodeRefuses(t *testing.T) {
 		{"bytes after the last row", 0, data(raw(good, []byte{0})), false},
 		{"a time past its bucket", 0, data(raw(uv(1), row(uint64(bucketSpan), id, "v"))), false},
 		{"a time past the largest", bucketOf(math.MaxInt64), data(raw(uv(1), row(uint64(bucketSpan-1), id, "v"))), false},
+		{"a time past the smallest bucket", math.MinInt64, data(raw(uv(1), row(uint64(-(math.MinInt64%bucketSpan)), id, "v"))), false},
+		{"a bucket that is no bucket's start", 5, data(good), false},
+		// Refused before anything is allocated for it (the error names the length).
+		{"a decompressed length past the bound", 0, append([]byte{blockVersion}, binary.AppendUvarint(nil, maxDecodedBlock+1)...), false},
 		{"an id past the end", 0, data(raw(uv(1), uv(5), uv(40), id)), false},
 		{"a value past the end", 0, data(raw(uv(1), uv(5), uv(16), id, uv(10), []byte("v"))), false},
 		{"rows out of order", 0, data(raw(uv(2), row(6, id, "a"), row(5, id, "b"))), false},
@@ -222,16 +261,72 @@ func TestBlockDecodeRefuses(t *testing.T) {
 		{"ids: unknown version", 0, []byte{2, 0}, true},
 		{"ids: a time past its bucket", 0, idsOf(raw(uv(1), uv(uint64(bucketSpan)), uv(16), id)), true},
 		{"ids: out of order", 0, idsOf(raw(uv(2), uv(9), uv(16), id, uv(3), uv(16), id)), true},
+		{"ids: too many rows", 0, idsOf(uv(maxBlockRows + 1)), true},
+		{"ids: bytes after the last row", 0, idsOf(raw(uv(1), uv(9), uv(16), id, []byte{1})), true},
+		{"ids: an id past the end", 0, idsOf(raw(uv(1), uv(9), uv(16), id[:10])), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var err error
+			given := []blockRow{{ts: 1}}
+			var rows []blockRow
 			if c.ids {
-				_, err = decodeIDs(nil, c.bucket, c.block)
+				rows, err = decodeIDs(given, c.bucket, c.block)
 			} else {
-				_, _, err = decodeBlock(nil, nil, c.bucket, c.block)
+				rows, _, err = decodeBlock(given, nil, c.bucket, c.block)
 			}
 			if !errors.Is(err, errCorrupt) {
 				t.Fatalf("err = %v, want errCorrupt", err)
+			}
+			if len(rows) != len(given) {
+				t.Fatalf("a refused block appended %d rows", len(rows)-len(given))
+			}
+			if strings.Contains(c.name, "decompressed length") && !strings.Contains(err.Error(), "decompressed") {
+				t.Fatalf("err = %v, want the length refused", err)
+			}
+		})
+	}
+}
+
+// TestCutBlocks: blocks are runs of one bucket, cut at maxBlockRows rows and, past a block's
+// first row, at maxBlockBytes of values.
+func TestCutBlocks(t *testing.T) {
+	rowsOf := func(bucket int64, n, size int) []blockRow {
+		rows := make([]blockRow, n)
+		for i := range rows {
+			id := binary.BigEndian.AppendUint32(nil, uint32(i))
+			rows[i] = blockRow{ts: bucket + int64(i%1000), id: id, val: make([]byte, size)}
+		}
+		return sortRows(rows)
+	}
+	for _, c := range []struct {
+		name  string
+		rows  []blockRow
+		sizes []int // rows per block, in order
+	}{
+		{"none", nil, nil},
+		{"one bucket", rowsOf(0, 10, 5), []int{10}},
+		{"two buckets", append(rowsOf(0, 3, 5), rowsOf(bucketSpan, 2, 5)...), []int{3, 2}},
+		{"more rows than a block holds", rowsOf(0, maxBlockRows+5, 1), []int{maxBlockRows, 5}},
+		{"more bytes than a block holds", rowsOf(0, 5, maxBlockBytes/2), []int{2, 2, 1}},
+		{"a row larger than a block", rowsOf(0, 2, maxBlockBytes+1), []int{1, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sizes []int
+			var all []blockRow
+			cutBlocks(c.rows, func(bucket int64, rows []blockRow) {
+				for _, r := range rows {
+					if bucketOf(r.ts) != bucket {
+						t.Fatalf("row at %d in a block of bucket %d", r.ts, bucket)
+					}
+				}
+				sizes = append(sizes, len(rows))
+				all = append(all, rows...)
+			})
+			if !slices.Equal(sizes, c.sizes) {
+				t.Fatalf("blocks of %v rows, want %v", sizes, c.sizes)
+			}
+			if !rowsEqual(all, c.rows) {
+				t.Fatal("the blocks do not hold the rows in order")
 			}
 		})
 	}
@@ -245,15 +340,18 @@ func TestBucketMerge(t *testing.T) {
 		3: {{ts: 1, id: id(1), val: []byte("1@3")}, {ts: 4, id: id(4), val: []byte("4@3")}},
 		9: {{ts: 1, id: id(1), val: []byte("1@9")}, {ts: 2, id: id(2), val: []byte("2@9")}},
 		5: {{ts: 1, id: id(1), val: []byte("1@5")}, {ts: 4, id: id(3), val: []byte("3@5")}, {ts: 4, id: id(4), val: []byte("4@5")}},
+		// Span ids are of any length: a longer id that starts with a shorter one sorts after it.
+		7: {{ts: 4, id: append(id(4), 0), val: []byte("4+@7")}},
 	}
 	want := []blockRow{
 		{ts: 1, id: id(1), val: []byte("1@9")},
 		{ts: 2, id: id(2), val: []byte("2@9")},
 		{ts: 4, id: id(3), val: []byte("3@5")},
 		{ts: 4, id: id(4), val: []byte("4@5")},
+		{ts: 4, id: append(id(4), 0), val: []byte("4+@7")},
 	}
 	var m bucketMerge
-	for _, order := range [][]uint64{{3, 5, 9}, {9, 5, 3}, {5, 9, 3}} {
+	for _, order := range [][]uint64{{3, 5, 7, 9}, {9, 7, 5, 3}, {5, 9, 3, 7}} {
 		m.reset()
 		for _, seq := range order {
 			m.add(seq, blocks[seq])
@@ -289,6 +387,8 @@ func FuzzDecodeBlock(f *testing.F) {
 	block, _ := encodeBlock(nil, nil, 0, rows)
 	f.Add(int64(0), block, false)
 	f.Add(int64(0), encodeIDs(nil, 0, rows), true)
+	low, _ := encodeBlock(nil, nil, math.MinInt64, []blockRow{{ts: math.MinInt64 + 1, id: []byte("x"), val: []byte("v")}})
+	f.Add(int64(math.MinInt64), low, false)
 	f.Fuzz(func(t *testing.T, ts int64, b []byte, ids bool) {
 		bucket := bucketOf(ts)
 		var got []blockRow
