@@ -30,6 +30,7 @@ import (
 // most keyFilterMaxWords; past that it answers "may hold" more often, never wrongly.
 type KeyFilter struct {
 	prefixes [][]byte
+	expanded []expansion
 	minWords int
 
 	seed     maphash.Seed
@@ -69,6 +70,20 @@ const bitsPerKey = 16
 // (KeyFilterMinWords, or less in tests).
 func NewKeyFilter(minWords int, prefixes ...[]byte) *KeyFilter {
 	return &KeyFilter{prefixes: prefixes, minWords: max(minWords, 1), seed: maphash.MakeSeed()}
+}
+
+// expansion is a prefix whose entries each stand for keys under the filter's prefixes (Expand).
+type expansion struct {
+	prefix []byte
+	keys   func(item *badger.Item, add func(key []byte)) error
+}
+
+// Expand makes the filter's builds also read the entries under prefix and add, for each, the
+// keys that keys gives (add's argument is only read during the call): for a store that keeps
+// many of its keys in one entry, such as rows in a block. An entry keys cannot read adds what
+// it gave before its error; the build goes on. It must be called before the first Ensure.
+func (f *KeyFilter) Expand(prefix []byte, keys func(item *badger.Item, add func(key []byte)) error) {
+	f.expanded = append(f.expanded, expansion{prefix, keys})
 }
 
 // bloom is a blocked Bloom filter of a fixed size.
@@ -317,6 +332,25 @@ func (f *KeyFilter) scan(db *badger.DB, txn *badger.Txn, b *bloom) (int64, bool)
 			if b != nil {
 				b.add(f.hash(it.Item().Key()))
 			}
+		}
+		it.Close()
+	}
+	for _, x := range f.expanded {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = x.prefix
+		it := txn.NewIterator(opts)
+		for it.Seek(x.prefix); it.ValidForPrefix(x.prefix); it.Next() {
+			if f.closed.Load() || db.IsClosed() {
+				it.Close()
+				return n, false
+			}
+			_ = x.keys(it.Item(), func(k []byte) {
+				n++
+				if b != nil {
+					b.add(f.hash(k))
+				}
+			})
 		}
 		it.Close()
 	}

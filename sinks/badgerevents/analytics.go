@@ -58,17 +58,131 @@ type window struct {
 type rowFunc func(ts int64, id, val []byte) (bool, error)
 
 // scan calls fn for the app's event rows of w in key order, read from the rows or, with
-// w.issues, from their copies in the issue index. It checks ctx before the first row and every
-// 1024 rows.
+// w.issues, from their copies in the issue index. Rows in blocks (docs/event-blocks.md) are
+// merged with the row keys, a block's copy of a row winning over its row key. It checks ctx
+// before the first row and every 1024 rows.
 func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowFunc) error {
+	rows := newRowIter(txn, app, w)
+	defer rows.close()
+	var blocks *blockSource
+	if !w.issues { // the issue index has no blocks
+		blocks = newBlockSource(txn, app, w, false)
+		defer blocks.close()
+	}
+	return mergeSources(ctx, rows, blocks, w.reverse, func(ts int64, id []byte, item *badger.Item) (more bool, err error) {
+		err = item.Value(func(v []byte) error {
+			more, err = fn(ts, id, v)
+			return err
+		})
+		return more, err
+	}, func(r *blockRow) (bool, error) { return fn(r.ts, r.id, r.val) })
+}
+
+// mergeSources walks the rows of row keys (rows) and of blocks (blocks; nil: none) in one
+// order, calling onRow with a row key's row and onBlock with a block's, until either returns
+// false. A row both hold goes to onBlock alone: a block's copy of a row wins over its row key.
+// It checks ctx before the first row and every 1024 rows.
+func mergeSources(ctx context.Context, rows *rowIter, blocks *blockSource, reverse bool,
+	onRow func(ts int64, id []byte, item *badger.Item) (bool, error), onBlock func(r *blockRow) (bool, error)) error {
+	m := mergedRows{rows: rows, blocks: blocks, reverse: reverse}
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ts, id, item, b, err := m.peek()
+		if err != nil || item == nil && b == nil {
+			return err
+		}
+		var more bool
+		if b != nil {
+			more, err = onBlock(b)
+		} else {
+			more, err = onRow(ts, id, item)
+		}
+		m.next()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// mergedRows is the merge of mergeSources, one row at a time.
+type mergedRows struct {
+	rows    *rowIter
+	blocks  *blockSource // nil: none
+	reverse bool
+	c       int // what peek returned: < 0 the row key's row, > 0 the block's, 0 both
+}
+
+// peek returns the next row without moving past it: from a row key (its time, its id and its
+// item) or from a block (b), or neither at the end.
+func (m *mergedRows) peek() (ts int64, id []byte, item *badger.Item, b *blockRow, err error) {
+	ts, id, item, ok, err := m.rows.peek()
+	if err != nil {
+		return 0, nil, nil, nil, err
+	}
+	if m.blocks != nil {
+		if b, err = m.blocks.peek(); err != nil {
+			return 0, nil, nil, nil, err
+		}
+	}
+	m.c = compareNext(ok, ts, id, b, m.reverse)
+	if m.c < 0 {
+		return ts, id, item, nil, nil
+	}
+	if b == nil {
+		return 0, nil, nil, nil, nil
+	}
+	return b.ts, b.id, nil, b, nil
+}
+
+// next moves past the row peek returned.
+func (m *mergedRows) next() {
+	if m.c <= 0 {
+		m.rows.next()
+	}
+	if m.c >= 0 && m.blocks != nil {
+		m.blocks.next()
+	}
+}
+
+// compareNext says which of a row key's row (when ok: ts, id) and a block's row (b, when not
+// nil) a scan in this direction gives next: < 0 the row key's, > 0 the block's, 0 both (the
+// same row) or, with neither, nothing.
+func compareNext(ok bool, ts int64, id []byte, b *blockRow, reverse bool) int {
+	switch {
+	case !ok && b == nil:
+		return 0
+	case !ok:
+		return 1
+	case b == nil:
+		return -1
+	}
+	c := compareRows(&blockRow{ts: ts, id: id}, b)
+	if reverse {
+		c = -c
+	}
+	return c
+}
+
+// rowIter walks the app's row keys of a window (or, with w.issues, its issue index copies) in
+// the window's order.
+type rowIter struct {
+	it   *badger.Iterator
+	w    window
+	hl   int  // the length of the rows' head
+	done bool // past the window's end
+}
+
+func newRowIter(txn *badger.Txn, app uuid.UUID, w window) *rowIter {
 	tag := byte(tagRow)
 	if w.issues {
 		tag = tagIssue
 	}
 	head := appendHead(nil, badgerdb.PrefixEvents, tag, app)
-	hl := len(head)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, Reverse: w.reverse})
-	defer it.Close()
 	var seek []byte
 	switch {
 	case w.start != nil:
@@ -83,49 +197,45 @@ func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowF
 		// at hi has this as a prefix, so it sorts after).
 		seek = timeKey(head, w.hi)
 	}
-	n := 0
-	for it.Seek(seek); it.Valid(); it.Next() {
-		if n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		n++
-		item := it.Item()
+	it.Seek(seek)
+	return &rowIter{it: it, w: w, hl: len(head)}
+}
+
+func (r *rowIter) close() { r.it.Close() }
+
+// peek returns the next row of the window without moving past it: its time, its id (aliasing
+// the key) and its item, or ok false at the end.
+func (r *rowIter) peek() (ts int64, id []byte, item *badger.Item, ok bool, err error) {
+	for ; !r.done && r.it.Valid(); r.it.Next() {
+		item := r.it.Item()
 		k := item.Key()
-		if len(k) != hl+8+idLen {
-			return fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
+		if len(k) != r.hl+8+idLen {
+			return 0, nil, nil, false, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
 		}
-		ts := getTime(k[hl:])
-		if w.reverse {
-			if ts < w.lo {
+		ts := getTime(k[r.hl:])
+		if r.w.reverse {
+			if ts < r.w.lo {
 				break
 			}
-			if !w.open && ts >= w.hi {
+			if !r.w.open && ts >= r.w.hi {
 				continue
 			}
 		} else {
-			if !w.open && ts >= w.hi {
+			if !r.w.open && ts >= r.w.hi {
 				break
 			}
-			if ts < w.lo {
+			if ts < r.w.lo {
 				continue
 			}
 		}
-		more := true
-		if err := item.Value(func(v []byte) error {
-			var err error
-			more, err = fn(ts, k[hl+8:], v)
-			return err
-		}); err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
+		return ts, k[r.hl+8:], item, true, nil
 	}
-	return nil
+	r.done = true
+	return 0, nil, nil, false, nil
 }
+
+// next moves past the row peek returned.
+func (r *rowIter) next() { r.it.Next() }
 
 // useIndex keeps w.issues only if the issue index can be read (Store.issuesIndexed, which may
 // build it). It must run before the scan's read transaction starts, so that the transaction's

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/model"
@@ -545,26 +546,14 @@ func TestBucketerMatchesBucketStart(t *testing.T) {
 // not (the issue index spares reading the others).
 func BenchmarkBadgerIssueCells(b *testing.B) {
 	const n = 200_000
-	db, err := badgerdb.OpenEvents(b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	s := New(db)
-	app := uuid.New()
-	evs := eventstest.RealisticEvents(b, app, n)
+	_, s, app, evs := realisticStore(b, n)
 	issues := 0
 	for i := range evs {
 		if model.ClassOf(evs[i].Type, &evs[i].Facts) != 0 {
 			issues++
 		}
 	}
-	for i := 0; i < n; i += 10_000 {
-		writeEvents(b, s, evs[i:i+10_000])
-	}
-	if err := db.Flatten(2); err != nil {
-		b.Fatal(err)
-	}
+	var err error
 	warmUp(b, s, app)
 	for _, c := range []struct {
 		name string
@@ -595,6 +584,26 @@ func BenchmarkBadgerIssueCells(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// realisticStore is a store on disk (closed with the benchmark) of n realistic events of one
+// app, written 10,000 at a time and flattened, as the read benchmarks use it.
+func realisticStore(b *testing.B, n int) (*badger.DB, *Store, uuid.UUID, []model.Event) {
+	db, err := badgerdb.OpenEvents(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	s := New(db)
+	app := uuid.New()
+	evs := eventstest.RealisticEvents(b, app, n)
+	for i := 0; i < n; i += 10_000 {
+		writeEvents(b, s, evs[i:min(i+10_000, n)])
+	}
+	if err := db.Flatten(2); err != nil {
+		b.Fatal(err)
+	}
+	return db, s, app, evs
 }
 
 // BenchmarkBadgerIssueCells1M is the group list over a store the size the issue index is for:

@@ -220,7 +220,7 @@ func (s *Store) Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) 
 		return out, nil
 	}
 	err := s.db.View(func(txn *badger.Txn) error {
-		ev := newRowCursor(txn, badgerdb.PrefixEvents, appID, lo, eventSession)
+		ev := newEventCursor(txn, appID, lo, hi)
 		defer ev.close()
 		sp := newRowCursor(txn, badgerdb.PrefixSpans, appID, lo, spanSession)
 		defer sp.close()
@@ -231,7 +231,7 @@ func (s *Store) Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) 
 				ts, ok = t2, true
 			}
 			if !ok {
-				return nil
+				return ev.err
 			}
 			t := time.Unix(0, ts).UTC()
 			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -253,6 +253,74 @@ func (s *Store) Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) 
 		return nil, fmt.Errorf("badgerevents: usage of app %s: %w", appID, err)
 	}
 	return out, nil
+}
+
+// eventCursor walks the app's event rows of [from, to) in time order, from row keys and blocks
+// (docs/event-blocks.md) merged, for Usage.
+type eventCursor struct {
+	m      mergedRows
+	keyLen int   // a row key's length: a row's bytes are counted as if it had one
+	err    error // what ended peek early
+}
+
+func newEventCursor(txn *badger.Txn, app uuid.UUID, from, to int64) *eventCursor {
+	w := window{lo: from, hi: to}
+	return &eventCursor{
+		m:      mergedRows{rows: newRowIter(txn, app, w), blocks: newBlockSource(txn, app, w, false)},
+		keyLen: len(appendHead(nil, badgerdb.PrefixEvents, tagRow, app)) + 8 + idLen,
+	}
+}
+
+func (c *eventCursor) close() {
+	c.m.rows.close()
+	c.m.blocks.close()
+}
+
+// peek returns the time of the next row, if there is one before hi; an error ends the rows
+// (err says it).
+func (c *eventCursor) peek(hi int64) (int64, bool) {
+	ts, _, item, b, err := c.m.peek()
+	if err != nil || item == nil && b == nil {
+		c.err = err
+		return 0, false
+	}
+	return ts, ts < hi
+}
+
+// consume reads the rows before end as rowCursor.consume does.
+func (c *eventCursor) consume(ctx context.Context, end int64, sessions map[uuid.UUID]struct{}, bytes *int64) (int64, error) {
+	var n int64
+	for ; ; n++ {
+		if n&1023 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		ts, _, item, b, err := c.m.peek()
+		if err != nil || item == nil && b == nil || ts >= end {
+			return n, err
+		}
+		count := func(v []byte) error {
+			sid, err := eventSession(v)
+			if err != nil {
+				return err
+			}
+			if sid != uuid.Nil {
+				sessions[sid] = struct{}{}
+			}
+			*bytes += int64(c.keyLen + len(v))
+			return nil
+		}
+		if b != nil {
+			err = count(b.val)
+		} else {
+			err = item.Value(count)
+		}
+		if err != nil {
+			return n, err
+		}
+		c.m.next()
+	}
 }
 
 // rowCursor walks one table's rows of an app in time order.

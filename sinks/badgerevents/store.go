@@ -74,11 +74,13 @@ package badgerevents
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -123,6 +125,7 @@ var (
 func New(db *badger.DB) *Store {
 	s := &Store{db: db, ids: badgerdb.NewKeyFilter(idFilterMinWords,
 		append([]byte(badgerdb.PrefixEvents), tagRow), append([]byte(badgerdb.PrefixSpans), tagRow))}
+	s.ids.Expand(append([]byte(badgerdb.PrefixEvents), tagBlockIDs), blockRowKeys)
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
 	s.journey.marker, s.journey.try = journeyMarker, (*Store).tryJourney
 	return s
@@ -485,7 +488,7 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 		if !whole {
 			// A damaged entry names no row: this write repairs it, naming the id's newest bug
 			// report row, which may be newer than r when r is a replay.
-			newest, err := newerBugReport(txn, prefix, r)
+			newest, err := newerBugReport(txn, r)
 			if err != nil {
 				return keys, err
 			}
@@ -498,22 +501,23 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 	return keys, txn.Set(ik, keys[len(keys)-8:len(keys):len(keys)])
 }
 
-// newerBugReport returns the time of the newest bug report row of r's id newer than r, or r's
-// own time when there is none: it walks the app's rows from the newest back to r's time,
-// reading the value of each row of the id on the way (rows it cannot read are passed over).
+// newerBugReport returns the time of the newest bug report event row of r's id newer than r,
+// or r's own time when there is none: it scans the app's rows (row keys and blocks) from the
+// newest back to r's time, decoding those of the id (rows it cannot read are passed over).
 // Only the repair of a damaged entry calls it.
-func newerBugReport(txn *badger.Txn, prefix string, r *row) (int64, error) {
+func newerBugReport(txn *badger.Txn, r *row) (int64, error) {
 	newest := r.ts
-	err := walkBack(context.Background(), txn, prefix, r.app, r.id, func(ts int64, ofID bool, item *badger.Item) (bool, error) {
-		if ts <= r.ts {
-			return true, nil
-		}
+	if r.ts == math.MaxInt64 {
+		return newest, nil
+	}
+	w := window{lo: r.ts + 1, open: true, reverse: true}
+	err := scan(context.Background(), txn, r.app, w, func(ts int64, id, val []byte) (bool, error) {
 		var e model.Event
-		if ofID && item.Value(func(v []byte) error { return decodeEvent(v, &e) }) == nil && e.Type == model.BugReportType {
+		if bytes.Equal(id, r.id) && decodeEvent(val, &e) == nil && e.Type == model.BugReportType {
 			newest = ts
-			return true, nil
+			return false, nil
 		}
-		return false, nil
+		return true, nil
 	})
 	return newest, err
 }
@@ -651,7 +655,8 @@ func (s *Store) Span(ctx context.Context, appID uuid.UUID, spanID string) (model
 // get reads the row of id: the one its point index entry names when it has one (bug reports,
 // whose entry names the newest bug report row of the id, and every row of a store an earlier
 // release wrote), else, when scan is set, the newest row of the app with the id, found by a
-// keys-only scan of the app's rows from the newest back.
+// scan of the app's row keys and id blocks from the newest back. An event row in blocks is
+// read from its bucket (rowAt).
 func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte, scan bool, fn func(ts int64, val []byte) error) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(appendIdxKey(nil, prefix, app, id))
@@ -671,45 +676,56 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 		if !whole {
 			return fmt.Errorf("%w: point index entry is not a time", errCorrupt)
 		}
-		item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id))
-		if err != nil {
-			// An entry is written with its row and deleted with it (retention deletes an
-			// entry only with the row it names, or damaged): a missing row is damage.
+		// An entry is written with its row and deleted with it (retention deletes an entry only
+		// with the row it names, or damaged): a missing row is damage.
+		if prefix == badgerdb.PrefixEvents {
+			err = rowAt(ctx, txn, app, ts, id, fn)
+		} else if item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id)); err == nil {
+			err = item.Value(func(v []byte) error { return fn(ts, v) })
+		}
+		if errors.Is(err, sinks.ErrNotFound) || errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("index points at a missing row: %w", err)
 		}
-		return item.Value(func(v []byte) error { return fn(ts, v) })
+		return err
 	})
 }
 
 // EventIDs calls fn with the id and time of each of the app's event rows, oldest first, from
-// one keys-only scan: what a check of everything a store holds (the fault tests) reads instead
-// of an Event per id, each of which scans. It stops when ctx ends.
+// the row keys and the id blocks (docs/event-blocks.md), without reading the rows themselves:
+// what a check of everything a store holds (the fault tests) reads instead of an Event per id,
+// each of which scans. It stops when ctx ends.
 func (s *Store) EventIDs(ctx context.Context, app uuid.UUID, fn func(id uuid.UUID, ts int64)) error {
-	head := appendHead(nil, badgerdb.PrefixEvents, tagRow, app)
-	return s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
-		defer it.Close()
-		n := 0
-		for it.Rewind(); it.Valid(); it.Next() {
-			if n++; n%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			k := it.Item().Key()
-			if len(k) != len(head)+8+16 {
-				return fmt.Errorf("badgerevents: event row key of %d bytes: %w", len(k), errCorrupt)
-			}
-			fn(uuid.UUID(k[len(head)+8:]), getTime(k[len(head):]))
-		}
-		return nil
+	w := window{lo: minTime, open: true}
+	err := s.db.View(func(txn *badger.Txn) error {
+		rows := newRowIter(txn, app, w)
+		defer rows.close()
+		ids := newBlockSource(txn, app, w, true)
+		defer ids.close()
+		return mergeSources(ctx, rows, ids, false, func(ts int64, id []byte, _ *badger.Item) (bool, error) {
+			fn(uuid.UUID(id), ts)
+			return true, nil
+		}, func(r *blockRow) (bool, error) {
+			fn(uuid.UUID(r.id), r.ts)
+			return true, nil
+		})
 	})
+	if err != nil {
+		return fmt.Errorf("badgerevents: event ids of app %s: %w", app, err)
+	}
+	return nil
 }
 
 // scanRow calls fn with the newest row of the app whose key ends with id, or returns
-// sinks.ErrNotFound. It reads keys only, from the newest back, and the one value it needs; it
-// stops when ctx ends.
+// sinks.ErrNotFound. It reads keys only (and id blocks), from the newest back, then the one
+// row it needs; it stops when ctx ends.
 func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID, id []byte, fn func(ts int64, val []byte) error) error {
+	if prefix == badgerdb.PrefixEvents {
+		ts, found, err := newestOf(ctx, txn, app, id)
+		if err != nil || !found {
+			return cmp.Or(err, sinks.ErrNotFound)
+		}
+		return rowAt(ctx, txn, app, ts, id, fn)
+	}
 	found := false
 	err := walkBack(ctx, txn, prefix, app, id, func(ts int64, ofID bool, item *badger.Item) (bool, error) {
 		if !ofID {
@@ -717,6 +733,48 @@ func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID,
 		}
 		found = true
 		return true, item.Value(func(v []byte) error { return fn(ts, v) })
+	})
+	if err == nil && !found {
+		return sinks.ErrNotFound
+	}
+	return err
+}
+
+// newestOf finds the time of the app's newest event row of id, in row keys and id blocks.
+func newestOf(ctx context.Context, txn *badger.Txn, app uuid.UUID, id []byte) (ts int64, found bool, err error) {
+	w := window{lo: minTime, open: true, reverse: true}
+	rows := newRowIter(txn, app, w)
+	defer rows.close()
+	ids := newBlockSource(txn, app, w, true)
+	defer ids.close()
+	err = mergeSources(ctx, rows, ids, true, func(t int64, rid []byte, _ *badger.Item) (bool, error) {
+		if found = bytes.Equal(rid, id); found {
+			ts = t
+		}
+		return !found, nil
+	}, func(r *blockRow) (bool, error) {
+		if found = bytes.Equal(r.id, id); found {
+			ts = r.ts
+		}
+		return !found, nil
+	})
+	return ts, found, err
+}
+
+// rowAt calls fn with the app's event row of id at ts, from its row key or its blocks (the
+// newest copy), or returns sinks.ErrNotFound.
+func rowAt(ctx context.Context, txn *badger.Txn, app uuid.UUID, ts int64, id []byte, fn func(ts int64, val []byte) error) error {
+	w := window{lo: ts, hi: ts + 1}
+	if ts == math.MaxInt64 {
+		w = window{lo: ts, open: true}
+	}
+	found := false
+	err := scan(ctx, txn, app, w, func(t int64, rid, val []byte) (bool, error) {
+		if !bytes.Equal(rid, id) {
+			return true, nil
+		}
+		found = true
+		return false, fn(t, val)
 	})
 	if err == nil && !found {
 		return sinks.ErrNotFound
