@@ -62,7 +62,7 @@ type rowFunc func(ts int64, id, val []byte) (bool, error)
 // merged with the row keys, a block's copy of a row winning over its row key. It checks ctx
 // before the first row and every 1024 rows.
 func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowFunc) error {
-	rows := newRowIter(txn, app, w)
+	rows := newRowIter(txn, app, w, rowIterOpts{ctx: ctx})
 	defer rows.close()
 	var blocks *blockSource
 	if !w.issues { // the issue index has no blocks
@@ -172,17 +172,34 @@ func compareNext(ok bool, ts int64, id []byte, b *blockRow, reverse bool) int {
 type rowIter struct {
 	it   *badger.Iterator
 	w    window
+	o    rowIterOpts
 	hl   int  // the length of the rows' head
+	n    int  // keys walked, for the ctx checks
 	done bool // past the window's end
 }
 
-func newRowIter(txn *badger.Txn, app uuid.UUID, w window) *rowIter {
+// rowIterOpts are how a rowIter reads.
+type rowIterOpts struct {
+	ctx context.Context // checked every 1024 keys walked, rows passed over included; nil: never
+	// prefetch reads values ahead of the rows (Badger's prefetch, 64 at a time): for a reader
+	// of every row's value from the value log, such as Usage. Scans do without (analytics.go).
+	prefetch bool
+	// lenient passes over keys that are no row key (of another length) instead of failing, as
+	// the point reads and Usage always did.
+	lenient bool
+}
+
+func newRowIter(txn *badger.Txn, app uuid.UUID, w window, o rowIterOpts) *rowIter {
 	tag := byte(tagRow)
 	if w.issues {
 		tag = tagIssue
 	}
 	head := appendHead(nil, badgerdb.PrefixEvents, tag, app)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, Reverse: w.reverse})
+	opts := badger.IteratorOptions{Prefix: head, Reverse: w.reverse}
+	if o.prefetch {
+		opts.PrefetchValues, opts.PrefetchSize = true, 64
+	}
+	it := txn.NewIterator(opts)
 	var seek []byte
 	switch {
 	case w.start != nil:
@@ -198,7 +215,7 @@ func newRowIter(txn *badger.Txn, app uuid.UUID, w window) *rowIter {
 		seek = timeKey(head, w.hi)
 	}
 	it.Seek(seek)
-	return &rowIter{it: it, w: w, hl: len(head)}
+	return &rowIter{it: it, w: w, o: o, hl: len(head)}
 }
 
 func (r *rowIter) close() { r.it.Close() }
@@ -207,9 +224,17 @@ func (r *rowIter) close() { r.it.Close() }
 // the key) and its item, or ok false at the end.
 func (r *rowIter) peek() (ts int64, id []byte, item *badger.Item, ok bool, err error) {
 	for ; !r.done && r.it.Valid(); r.it.Next() {
+		if r.n++; r.n&1023 == 0 && r.o.ctx != nil {
+			if err := r.o.ctx.Err(); err != nil {
+				return 0, nil, nil, false, err
+			}
+		}
 		item := r.it.Item()
 		k := item.Key()
 		if len(k) != r.hl+8+idLen {
+			if r.o.lenient {
+				continue
+			}
 			return 0, nil, nil, false, fmt.Errorf("%w: event row key of %d bytes", errCorrupt, len(k))
 		}
 		ts := getTime(k[r.hl:])

@@ -65,7 +65,7 @@ func benchRowsVsBlocks(b *testing.B, window time.Duration, blocks bool) {
 		maxCount, maxSize := db.MaxBatchCount()*9/10, db.MaxBatchSize()*9/10
 		var count, size int64
 		set := func(k, v []byte) {
-			if count+1 > maxCount || size+entrySize(len(k), len(v)) > maxSize {
+			if count+1 > maxCount || size+entrySize(len(k), len(v), db.Opts().ValueThreshold) > maxSize {
 				if err := txn.Commit(); err != nil {
 					b.Fatal(err)
 				}
@@ -75,7 +75,7 @@ func benchRowsVsBlocks(b *testing.B, window time.Duration, blocks bool) {
 			if err := txn.Set(k, v); err != nil {
 				b.Fatal(err)
 			}
-			count, size = count+1, size+entrySize(len(k), len(v))
+			count, size = count+1, size+entrySize(len(k), len(v), db.Opts().ValueThreshold)
 			keysSet, written = keysSet+1, written+int64(len(k)+len(v))
 		}
 		keys = keys[:0]

@@ -312,7 +312,17 @@ func TestPointReadsOverBlocks(t *testing.T) {
 	if err := db.Update(func(txn *badger.Txn) error {
 		var t [8]byte
 		putTime(t[:], 50*s1+7)
-		return txn.Set(appendIdxKey(nil, badgerdb.PrefixEvents, app, idBytes(ids["F"])), t[:])
+		if err := txn.Set(appendIdxKey(nil, badgerdb.PrefixEvents, app, idBytes(ids["F"])), t[:]); err != nil {
+			return err
+		}
+		// An entry naming a time where its id has no row: damage, which is no "not found".
+		var t2 [8]byte // Set keeps the slice until the commit
+		putTime(t2[:], 90*s1)
+		if err := txn.Set(appendIdxKey(nil, badgerdb.PrefixEvents, app, idBytes(ids["E"])), t2[:]); err != nil {
+			return err
+		}
+		// A key among the rows that is no row key: the point reads pass over it, as they did.
+		return txn.Set(append(appendHead(nil, badgerdb.PrefixEvents, tagRow, app), 1, 2, 3), []byte("?"))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -333,13 +343,17 @@ func TestPointReadsOverBlocks(t *testing.T) {
 			t.Fatalf("Event %s = %d %q, %v; want %d %q", c.name, e.Timestamp, e.Type, err, c.ts, c.typ)
 		}
 	}
-	if _, err := s.Event(ctx, app, ids["E"]); !errors.Is(err, sinks.ErrNotFound) {
+	if _, err := s.Event(ctx, app, ids["E"]); err == nil || errors.Is(err, sinks.ErrNotFound) {
+		t.Fatalf("Event of an id whose entry names no row: %v, want the damage reported", err)
+	}
+	if _, err := s.Event(ctx, app, uuid.New()); !errors.Is(err, sinks.ErrNotFound) {
 		t.Fatalf("Event of an id never stored: %v, want not found", err)
 	}
 	if r, err := s.BugReport(ctx, app, ids["F"]); err != nil || r.Timestamp != 50*s1+7 {
 		t.Fatalf("BugReport F = %d, %v", r.Timestamp, err)
 	}
-	err = db.View(func(txn *badger.Txn) error {
+	// Inside a write transaction, as the repair of a damaged entry runs it.
+	err = db.Update(func(txn *badger.Txn) error {
 		newest, err := newerBugReport(txn, &row{app: app, ts: 55 * s1, id: idBytes(ids["G"])})
 		if err == nil && newest != 70*s1 {
 			return fmt.Errorf("newest bug report of G after 55 s: %d, want %d", newest, 70*s1)

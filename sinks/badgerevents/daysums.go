@@ -250,4 +250,4 @@ func (m dayMarks) write(txn *badger.Txn, k dayKind) error {
 }
 
 // markSize is what a mark costs a transaction (entrySize of its key and empty value).
-var markSize = entrySize(3+1+16+8, 0)
+var markSize = entrySize(3+1+16+8, 0, math.MaxInt64)

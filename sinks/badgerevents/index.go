@@ -194,7 +194,7 @@ func (s *Store) tryIndexIssues(head, from []byte, limit int) ([]byte, error) {
 			return true, err
 		}
 		k := item.Key()
-		need := entrySize(len(k), len(val))
+		need := entrySize(len(k), len(val), s.vt)
 		if count > 0 && (count+1 > maxCount || size+need > maxSize) {
 			return false, nil
 		}

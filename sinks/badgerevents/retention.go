@@ -117,7 +117,7 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		}
 		id := k[len(head)+8:]
 		ikLen := len(prefix) + 1 + 16 + len(id)
-		need, cnt := entrySize(len(k), 0)+entrySize(ikLen, 0), int64(2)
+		need, cnt := entrySize(len(k), 0, s.vt)+entrySize(ikLen, 0, s.vt), int64(2)
 		// A row whose value cannot be read may have a copy: it is deleted blindly. A walk
 		// event's step goes from its session's walk (journey.go).
 		issue, walk := false, false
@@ -135,7 +135,7 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 			}
 		}
 		if issue {
-			need, cnt = need+entrySize(len(k), 0), cnt+1
+			need, cnt = need+entrySize(len(k), 0, s.vt), cnt+1
 		}
 		if n > 0 && (n >= limit || count+cnt > maxCount || size+need > maxSize) {
 			next = append([]byte(nil), k...)
@@ -265,8 +265,9 @@ type eventCursor struct {
 
 func newEventCursor(txn *badger.Txn, app uuid.UUID, from, to int64) *eventCursor {
 	w := window{lo: from, hi: to}
+	rows := newRowIter(txn, app, w, rowIterOpts{prefetch: true, lenient: true})
 	return &eventCursor{
-		m:      mergedRows{rows: newRowIter(txn, app, w), blocks: newBlockSource(txn, app, w, false)},
+		m:      mergedRows{rows: rows, blocks: newBlockSource(txn, app, w, false)},
 		keyLen: len(appendHead(nil, badgerdb.PrefixEvents, tagRow, app)) + 8 + idLen,
 	}
 }

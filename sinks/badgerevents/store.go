@@ -52,7 +52,9 @@
 // rewritten at its time as another type, or a newer row of another type that an earlier release
 // indexed, keeps the entry, and BugReport then answers not found (ClickHouse would find the
 // report). SDKs never reuse an id. Event and Span find any other id by a keys-only scan of
-// the app's rows, newest first; BugReport never scans. Earlier releases gave every row an
+// the app's rows (and id blocks), newest first; BugReport never scans the app's rows: it reads
+// the entry, then the blocks of the second it names (none until writes make blocks,
+// docs/event-blocks.md) and the row key. Earlier releases gave every row an
 // entry, which each write read and wrote: with its random keys, that was about 40 % of a
 // write's CPU (BenchmarkWriteCopies, docs/benchmarks.md). Stores they wrote keep their entries,
 // which the reads use, and retention deletes with their rows.
@@ -104,6 +106,8 @@ type Store struct {
 	ids *badgerdb.KeyFilter
 	// spare is the last write's scratch, kept for the next one (see scratch).
 	spare atomic.Pointer[scratch]
+	// vt is the database's value threshold, for entrySize.
+	vt int64
 	// writing is held by each write, so that writes of rows run one at a time: the key filter
 	// tells the first writer of a new key that it is new, and that writer does not read the key,
 	// so a second writer of the same key committing first would count the row twice. The node
@@ -123,7 +127,7 @@ var (
 // other queries do not wait for: they read all rows meanwhile); Open builds both before it
 // returns.
 func New(db *badger.DB) *Store {
-	s := &Store{db: db, ids: badgerdb.NewKeyFilter(idFilterMinWords,
+	s := &Store{db: db, vt: db.Opts().ValueThreshold, ids: badgerdb.NewKeyFilter(idFilterMinWords,
 		append([]byte(badgerdb.PrefixEvents), tagRow), append([]byte(badgerdb.PrefixSpans), tagRow))}
 	s.ids.Expand(append([]byte(badgerdb.PrefixEvents), tagBlockIDs), blockRowKeys)
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
@@ -351,9 +355,18 @@ func (s *Store) commitSome(ctx context.Context, prefix string, rows []row) (int,
 	}
 }
 
-// entrySize is an upper bound of what Badger charges an entry against a transaction's size
-// limit (key + value or value pointer + metadata + version).
-func entrySize(k, v int) int64 { return int64(k + max(v, 12) + 24) }
+// entrySize is what Badger charges an entry against a transaction's size limit (Txn.checkSize
+// in v4: the key, its 8-byte version and 2 bytes of metadata, with the value when it stays in
+// the LSM tree, else the 12-byte pointer to it in the value log), with 8 bytes to spare;
+// values from threshold on go to the value log (the database's ValueThreshold). Counting the
+// whole value of a row that goes to the value log, as an earlier bound did, cut a 10,000-row
+// write into three transactions, each with its syncs, where one fits.
+func entrySize(k, v int, threshold int64) int64 {
+	if int64(v) >= threshold {
+		v = 12
+	}
+	return int64(k + v + 2 + 10 + 8)
+}
 
 func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	s.ids.Hold() // from the first id the filter takes to the commit (badgerdb.KeyFilter)
@@ -387,15 +400,15 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		rkLen := len(prefix) + 1 + 16 + 8 + len(r.id) // row and issue keys alike
 		// Worst case per row: set the row, and for events delete the stored row's issue copy;
 		// an issue row adds its own copy, a bug report its point index entry.
-		need, cnt := entrySize(rkLen, len(r.val)), int64(1)
+		need, cnt := entrySize(rkLen, len(r.val), s.vt), int64(1)
 		if prefix == badgerdb.PrefixEvents {
-			need, cnt = need+entrySize(rkLen, 0), cnt+1
+			need, cnt = need+entrySize(rkLen, 0, s.vt), cnt+1
 		}
 		if r.issue {
-			need, cnt = need+entrySize(rkLen, len(r.val)), cnt+1
+			need, cnt = need+entrySize(rkLen, len(r.val), s.vt), cnt+1
 		}
 		if r.point {
-			need, cnt = need+entrySize(rkLen-8, 8), cnt+1
+			need, cnt = need+entrySize(rkLen-8, 8, s.vt), cnt+1
 		}
 		if n > 0 && (count+cnt > maxCount || size+need > maxSize) {
 			break
@@ -502,22 +515,36 @@ func setPointEntry(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byt
 }
 
 // newerBugReport returns the time of the newest bug report event row of r's id newer than r,
-// or r's own time when there is none: it scans the app's rows (row keys and blocks) from the
-// newest back to r's time, decoding those of the id (rows it cannot read are passed over).
-// Only the repair of a damaged entry calls it.
+// or r's own time when there is none: it walks the app's row keys (keys only; keys of another
+// length are passed over) and blocks from the newest back to r's time, reading the value of
+// each row of the id on the way (rows it cannot read are passed over). Only the repair of a
+// damaged entry calls it.
 func newerBugReport(txn *badger.Txn, r *row) (int64, error) {
 	newest := r.ts
 	if r.ts == math.MaxInt64 {
 		return newest, nil
 	}
 	w := window{lo: r.ts + 1, open: true, reverse: true}
-	err := scan(context.Background(), txn, r.app, w, func(ts int64, id, val []byte) (bool, error) {
+	rows := newRowIter(txn, r.app, w, rowIterOpts{lenient: true})
+	defer rows.close()
+	blocks := newBlockSource(txn, r.app, w, false)
+	defer blocks.close()
+	isReport := func(ts int64, val []byte) bool {
 		var e model.Event
-		if bytes.Equal(id, r.id) && decodeEvent(val, &e) == nil && e.Type == model.BugReportType {
+		if decodeEvent(val, &e) == nil && e.Type == model.BugReportType {
 			newest = ts
-			return false, nil
+			return true
 		}
-		return true, nil
+		return false
+	}
+	err := mergeSources(context.Background(), rows, blocks, true, func(ts int64, id []byte, item *badger.Item) (bool, error) {
+		found := false
+		if bytes.Equal(id, r.id) {
+			_ = item.Value(func(v []byte) error { found = isReport(ts, v); return nil })
+		}
+		return !found, nil
+	}, func(b *blockRow) (bool, error) {
+		return !(bytes.Equal(b.id, r.id) && isReport(b.ts, b.val)), nil
 	})
 	return newest, err
 }
@@ -617,7 +644,7 @@ func (s *Store) Event(ctx context.Context, appID, eventID uuid.UUID) (model.Even
 }
 
 // BugReport returns the app's bug report with this id; see sinks.EventStore. It reads the
-// point index entry and its row, never scans.
+// point index entry and its row (rowAt), never scans the app's rows.
 func (s *Store) BugReport(ctx context.Context, appID, id uuid.UUID) (model.Event, error) {
 	e, err := s.event(ctx, appID, id, false)
 	if err == nil && e.Type != model.BugReportType {
@@ -677,13 +704,13 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 			return fmt.Errorf("%w: point index entry is not a time", errCorrupt)
 		}
 		// An entry is written with its row and deleted with it (retention deletes an entry only
-		// with the row it names, or damaged): a missing row is damage.
+		// with the row it names, or damaged): a missing row is damage, not a row not found.
 		if prefix == badgerdb.PrefixEvents {
-			err = rowAt(ctx, txn, app, ts, id, fn)
+			err = rowAt(txn, app, ts, id, fn)
 		} else if item, err = txn.Get(appendRowKey(nil, prefix, app, ts, id)); err == nil {
 			err = item.Value(func(v []byte) error { return fn(ts, v) })
 		}
-		if errors.Is(err, sinks.ErrNotFound) || errors.Is(err, badger.ErrKeyNotFound) {
+		if errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("index points at a missing row: %w", err)
 		}
 		return err
@@ -697,7 +724,7 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 func (s *Store) EventIDs(ctx context.Context, app uuid.UUID, fn func(id uuid.UUID, ts int64)) error {
 	w := window{lo: minTime, open: true}
 	err := s.db.View(func(txn *badger.Txn) error {
-		rows := newRowIter(txn, app, w)
+		rows := newRowIter(txn, app, w, rowIterOpts{ctx: ctx})
 		defer rows.close()
 		ids := newBlockSource(txn, app, w, true)
 		defer ids.close()
@@ -724,7 +751,7 @@ func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID,
 		if err != nil || !found {
 			return cmp.Or(err, sinks.ErrNotFound)
 		}
-		return rowAt(ctx, txn, app, ts, id, fn)
+		return rowAt(txn, app, ts, id, fn)
 	}
 	found := false
 	err := walkBack(ctx, txn, prefix, app, id, func(ts int64, ofID bool, item *badger.Item) (bool, error) {
@@ -740,10 +767,11 @@ func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID,
 	return err
 }
 
-// newestOf finds the time of the app's newest event row of id, in row keys and id blocks.
+// newestOf finds the time of the app's newest event row of id, in row keys (keys only; keys of
+// another length are passed over) and id blocks.
 func newestOf(ctx context.Context, txn *badger.Txn, app uuid.UUID, id []byte) (ts int64, found bool, err error) {
 	w := window{lo: minTime, open: true, reverse: true}
-	rows := newRowIter(txn, app, w)
+	rows := newRowIter(txn, app, w, rowIterOpts{ctx: ctx, lenient: true})
 	defer rows.close()
 	ids := newBlockSource(txn, app, w, true)
 	defer ids.close()
@@ -761,25 +789,33 @@ func newestOf(ctx context.Context, txn *badger.Txn, app uuid.UUID, id []byte) (t
 	return ts, found, err
 }
 
-// rowAt calls fn with the app's event row of id at ts, from its row key or its blocks (the
-// newest copy), or returns sinks.ErrNotFound.
-func rowAt(ctx context.Context, txn *badger.Txn, app uuid.UUID, ts int64, id []byte, fn func(ts int64, val []byte) error) error {
+// rowAt calls fn with the app's event row of id at ts: the newest copy in its second's blocks,
+// else its row key (a point read), else it returns badger.ErrKeyNotFound.
+func rowAt(txn *badger.Txn, app uuid.UUID, ts int64, id []byte, fn func(ts int64, val []byte) error) error {
 	w := window{lo: ts, hi: ts + 1}
 	if ts == math.MaxInt64 {
 		w = window{lo: ts, open: true}
 	}
-	found := false
-	err := scan(ctx, txn, app, w, func(t int64, rid, val []byte) (bool, error) {
-		if !bytes.Equal(rid, id) {
-			return true, nil
+	blocks := newBlockSource(txn, app, w, false)
+	defer blocks.close()
+	for {
+		b, err := blocks.peek()
+		if err != nil {
+			return err
 		}
-		found = true
-		return false, fn(t, val)
-	})
-	if err == nil && !found {
-		return sinks.ErrNotFound
+		if b == nil {
+			break
+		}
+		if bytes.Equal(b.id, id) {
+			return fn(b.ts, b.val)
+		}
+		blocks.next()
 	}
-	return err
+	item, err := txn.Get(appendRowKey(nil, badgerdb.PrefixEvents, app, ts, id))
+	if err != nil {
+		return err
+	}
+	return item.Value(func(v []byte) error { return fn(ts, v) })
 }
 
 // walkBack walks the keys of the app's rows from the newest back (values are not read unless
