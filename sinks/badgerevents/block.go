@@ -22,9 +22,10 @@ import (
 	"github.com/svc-dev/svc/sinks/badgerdb"
 )
 
-// Tags of the block layout's keys, each followed by the app, the bucket (8 bytes, as row times)
-// and the block's seq (8 bytes, big-endian): a bucket's blocks sort by the order they were
-// written in.
+// Tags of the block layout's keys, each followed by the app, the bucket (8 bytes, as row times),
+// the block's seq (8 bytes, big-endian) and its part (2 bytes, big-endian): a bucket's blocks
+// sort by the order they were written in. One write (or a rewrite, under the seq it keeps)
+// gives all its blocks of a bucket one seq and numbers them by part; their rows are disjoint.
 const (
 	tagBlock    = 'b' // the data block: the rows, compressed
 	tagBlockIDs = 'B' // the id block: each row's time and id
@@ -82,13 +83,17 @@ func bucketOf(ts int64) int64 {
 	return ts - d
 }
 
-// appendBlockKey appends the key of app's block seq in bucket, of kind tag (tagBlock,
+// blockKeyLen is the length of a block key past its head: the bucket, the seq and the part.
+const blockKeyLen = 8 + 8 + 2
+
+// appendBlockKey appends the key of app's block (seq, part) in bucket, of kind tag (tagBlock,
 // tagBlockIDs or tagSuspects).
-func appendBlockKey(b []byte, tag byte, app uuid.UUID, bucket int64, seq uint64) []byte {
+func appendBlockKey(b []byte, tag byte, app uuid.UUID, bucket int64, seq uint64, part uint16) []byte {
 	b = appendHead(b, badgerdb.PrefixEvents, tag, app)
-	var t [16]byte
+	var t [blockKeyLen]byte
 	putTime(t[:8], bucket)
 	binary.BigEndian.PutUint64(t[8:], seq)
+	binary.BigEndian.PutUint16(t[16:], part)
 	return append(b, t[:]...)
 }
 

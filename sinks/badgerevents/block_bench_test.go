@@ -88,8 +88,14 @@ func benchRowsVsBlocks(b *testing.B, window time.Duration, blocks bool) {
 			}
 		} else {
 			out = out[:0]
+			seq++ // one per write; its blocks of one bucket are numbered by part
+			last, part := int64(0), uint16(0)
 			cutBlocks(sortRows(rows), func(bucket int64, rows []blockRow) {
-				seq++
+				if bucket != last {
+					last, part = bucket, 0
+				} else {
+					part++
+				}
 				start := len(out)
 				out, raw = encodeBlock(out, raw, bucket, rows)
 				data := out[start:len(out):len(out)]
@@ -97,10 +103,10 @@ func benchRowsVsBlocks(b *testing.B, window time.Duration, blocks bool) {
 				out = encodeIDs(out, bucket, rows)
 				ids := out[start:len(out):len(out)]
 				start = len(keys)
-				keys = appendBlockKey(keys, tagBlock, app, bucket, seq)
+				keys = appendBlockKey(keys, tagBlock, app, bucket, seq, part)
 				set(keys[start:len(keys):len(keys)], data)
 				start = len(keys)
-				keys = appendBlockKey(keys, tagBlockIDs, app, bucket, seq)
+				keys = appendBlockKey(keys, tagBlockIDs, app, bucket, seq, part)
 				set(keys[start:len(keys):len(keys)], ids)
 			})
 		}

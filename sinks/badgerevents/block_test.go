@@ -53,24 +53,26 @@ func TestBucketOf(t *testing.T) {
 	}
 }
 
-// TestBlockKeysOrder: a bucket's blocks sort by seq, and buckets by time, negative times first,
-// as the readers walk them.
+// TestBlockKeysOrder: a bucket's blocks sort by seq and part, and buckets by time, negative
+// times first, as the readers walk them.
 func TestBlockKeysOrder(t *testing.T) {
 	app := uuid.New()
 	keys := [][]byte{
-		appendBlockKey(nil, tagBlock, app, math.MinInt64, 7),
-		appendBlockKey(nil, tagBlock, app, -bucketSpan, 1),
-		appendBlockKey(nil, tagBlock, app, 0, 1),
-		appendBlockKey(nil, tagBlock, app, 0, 2),
-		appendBlockKey(nil, tagBlock, app, 0, 256),
-		appendBlockKey(nil, tagBlock, app, bucketSpan, 0),
-		appendBlockKey(nil, tagBlock, app, bucketOf(math.MaxInt64), 0),
+		appendBlockKey(nil, tagBlock, app, math.MinInt64, 7, 0),
+		appendBlockKey(nil, tagBlock, app, -bucketSpan, 1, 0),
+		appendBlockKey(nil, tagBlock, app, 0, 1, 0),
+		appendBlockKey(nil, tagBlock, app, 0, 1, 1),
+		appendBlockKey(nil, tagBlock, app, 0, 1, 300),
+		appendBlockKey(nil, tagBlock, app, 0, 2, 0),
+		appendBlockKey(nil, tagBlock, app, 0, 256, 0),
+		appendBlockKey(nil, tagBlock, app, bucketSpan, 0, 0),
+		appendBlockKey(nil, tagBlock, app, bucketOf(math.MaxInt64), math.MaxUint64, math.MaxUint16),
 	}
 	if !slices.IsSortedFunc(keys, bytes.Compare) {
-		t.Fatal("block keys do not sort by bucket, then seq")
+		t.Fatal("block keys do not sort by bucket, then seq, then part")
 	}
 	for _, k := range keys {
-		if len(k) != len(appendHead(nil, "ev/", tagBlock, app))+16 {
+		if len(k) != len(appendHead(nil, "ev/", tagBlock, app))+blockKeyLen {
 			t.Fatalf("key of %d bytes", len(k))
 		}
 	}

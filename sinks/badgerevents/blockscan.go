@@ -28,6 +28,18 @@ type blockSource struct {
 	rows  []blockRow // the bucket's merged rows, in time and id order
 	i     int        // the next of rows in the window's order
 	done  bool       // no bucket left in the window
+	// With keep set, read holds each bucket read and the keys of its data blocks, for a
+	// writer that deletes or rewrites them (retention).
+	keep bool
+	read []bucketRead
+}
+
+// bucketRead is a bucket a blockSource read: its start, the keys of the data blocks it read
+// and the highest seq among them.
+type bucketRead struct {
+	bucket int64
+	keys   [][]byte
+	seq    uint64
 }
 
 func newBlockSource(txn *badger.Txn, app uuid.UUID, w window, ids bool) *blockSource {
@@ -57,7 +69,7 @@ func newBlockSource(txn *badger.Txn, app uuid.UUID, w window, ids bool) *blockSo
 	if w.reverse {
 		// After every block of the bucket: Badger's reverse seek finds the largest key at or
 		// below it.
-		seek = append(seek, "\xff\xff\xff\xff\xff\xff\xff\xff\xff"...)
+		seek = append(seek, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"...)
 	}
 	it.Seek(seek)
 	return b
@@ -81,7 +93,7 @@ func (b *blockSource) peek() (*blockRow, error) {
 				}
 			} else {
 				if !b.w.open && r.ts >= b.w.hi {
-					b.done, b.rows = true, nil
+					b.done = true // the rest of the bucket stays in rows (rest)
 					return nil, nil
 				}
 				if r.ts < b.w.lo || b.w.start != nil && compareStart(r, b.w.start) < 0 {
@@ -98,6 +110,14 @@ func (b *blockSource) peek() (*blockRow, error) {
 			return nil, err
 		}
 	}
+}
+
+// rest is what of the last bucket read peek has not yet given (forward only).
+func (b *blockSource) rest() []blockRow {
+	if b.i >= len(b.rows) {
+		return nil
+	}
+	return b.rows[b.i:]
 }
 
 // next moves past the row peek returned.
@@ -127,6 +147,9 @@ func (b *blockSource) readBucket() error {
 		return nil
 	}
 	b.merge.reset()
+	if b.keep {
+		b.read = append(b.read, bucketRead{bucket: bucket})
+	}
 	n := 0
 	for ; b.it.Valid(); b.it.Next() {
 		item := b.it.Item()
@@ -136,6 +159,10 @@ func (b *blockSource) readBucket() error {
 		}
 		if bk != bucket {
 			break
+		}
+		if b.keep {
+			r := &b.read[len(b.read)-1]
+			r.keys, r.seq = append(r.keys, item.KeyCopy(nil)), max(r.seq, seq)
 		}
 		if n == len(b.bufs) {
 			b.bufs = append(b.bufs, nil)
@@ -170,9 +197,10 @@ func (b *blockSource) readBucket() error {
 	return nil
 }
 
-// blockKey reads a data block's key: its bucket and seq.
+// blockKey reads a data block's key: its bucket and seq (its part orders nothing: the parts of
+// one seq hold disjoint rows).
 func (b *blockSource) blockKey(k []byte) (bucket int64, seq uint64, err error) {
-	if len(k) != b.hl+16 {
+	if len(k) != b.hl+blockKeyLen {
 		return 0, 0, fmt.Errorf("%w: block key of %d bytes", errCorrupt, len(k))
 	}
 	return getTime(k[b.hl:]), binary.BigEndian.Uint64(k[b.hl+8:]), nil
@@ -198,7 +226,7 @@ func compareStart(r *blockRow, start []byte) int {
 func blockRowKeys(item *badger.Item, add func(key []byte)) error {
 	k := item.KeyCopy(nil)
 	hl := len(badgerdb.PrefixEvents) + 1 + 16
-	if len(k) != hl+16 {
+	if len(k) != hl+blockKeyLen {
 		return fmt.Errorf("%w: id block key of %d bytes", errCorrupt, len(k))
 	}
 	app, bucket := uuid.UUID(k[hl-16:hl]), getTime(k[hl:])

@@ -3,6 +3,7 @@ package badgerevents
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -26,9 +27,14 @@ type layoutRow struct {
 	seq uint64
 }
 
-// putLayout writes rows to db as they say: row keys, and one data block and its id block per
-// (bucket, seq), as the block layout's writes will (docs/event-blocks.md).
+// putLayout writes rows to db as they say: row keys, and per (bucket, seq) data blocks and their
+// id blocks, cut into parts of at most partRows rows (0: maxBlockRows), as the block layout's
+// writes will (docs/event-blocks.md).
 func putLayout(t *testing.T, db *badger.DB, app uuid.UUID, rows []layoutRow) {
+	putLayoutParts(t, db, app, rows, 0)
+}
+
+func putLayoutParts(t *testing.T, db *badger.DB, app uuid.UUID, rows []layoutRow, partRows int) {
 	t.Helper()
 	type blockID struct {
 		bucket int64
@@ -48,12 +54,19 @@ func putLayout(t *testing.T, db *badger.DB, app uuid.UUID, rows []layoutRow) {
 		}
 		for k, rows := range blocks {
 			rows = sortRows(rows)
-			block, _ := encodeBlock(nil, nil, k.bucket, rows)
-			if err := txn.Set(appendBlockKey(nil, tagBlock, app, k.bucket, k.seq), block); err != nil {
-				return err
-			}
-			if err := txn.Set(appendBlockKey(nil, tagBlockIDs, app, k.bucket, k.seq), encodeIDs(nil, k.bucket, rows)); err != nil {
-				return err
+			for part := uint16(0); len(rows) > 0; part++ {
+				n := len(rows)
+				if partRows > 0 {
+					n = min(n, partRows)
+				}
+				block, _ := encodeBlock(nil, nil, k.bucket, rows[:n])
+				if err := txn.Set(appendBlockKey(nil, tagBlock, app, k.bucket, k.seq, part), block); err != nil {
+					return err
+				}
+				if err := txn.Set(appendBlockKey(nil, tagBlockIDs, app, k.bucket, k.seq, part), encodeIDs(nil, k.bucket, rows[:n])); err != nil {
+					return err
+				}
+				rows = rows[n:]
 			}
 		}
 		return nil
@@ -160,64 +173,66 @@ func TestScanMergesBlocks(t *testing.T) {
 	}{"half row keys, half blocks", mixed})
 
 	for _, st := range stores {
-		t.Run(st.name, func(t *testing.T) {
-			db, err := badgerdb.OpenEvents("", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			app, other := uuid.New(), uuid.New()
-			putLayout(t, db, app, st.rows)
-			putLayout(t, db, other, randRows(20, true, true)) // another app's rows never show
-			var windows []window
-			for _, rev := range []bool{false, true} {
-				windows = append(windows,
-					window{lo: math.MinInt64, open: true, reverse: rev},
-					window{lo: math.MinInt64, hi: math.MinInt64, reverse: rev},
-					window{lo: math.MinInt64, hi: math.MaxInt64, reverse: rev},
-					window{lo: 0, hi: s, reverse: rev},
-					window{lo: -s, hi: 0, reverse: rev},
-					window{lo: s / 2, hi: 2*s + s/2, reverse: rev},
-					window{lo: 3 * s, open: true, reverse: rev},
-				)
-				for range 20 {
-					lo := int64(rng.IntN(10)-5) * s / 2
-					w := window{lo: lo, hi: lo + int64(rng.IntN(8))*s/2, reverse: rev, open: rng.IntN(4) == 0}
-					if rng.IntN(2) == 0 {
-						var st [8]byte
-						putTime(st[:], int64(rng.IntN(10)-5)*s/2)
-						w.start = append(st[:], id(byte(rng.IntN(4)))...)
-					}
-					windows = append(windows, w)
+		for _, partRows := range []int{0, 2} { // one block per write and bucket, or parts of two rows
+			t.Run(fmt.Sprintf("%s/parts=%d", st.name, partRows), func(t *testing.T) {
+				db, err := badgerdb.OpenEvents("", nil)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			// EventIDs reads the id blocks and row keys: the rows of the open window, oldest
-			// first, without their values.
-			var ids []blockRow
-			if err := New(db).EventIDs(context.Background(), app, func(id uuid.UUID, ts int64) {
-				ids = append(ids, blockRow{ts: ts, id: bytes.Clone(id[:])})
-			}); err != nil {
-				t.Fatal(err)
-			}
-			want := scanReference(st.rows, window{lo: math.MinInt64, open: true})
-			for i := range want {
-				want[i].val = nil
-			}
-			if !rowsEqual(ids, want) {
-				t.Fatalf("EventIDs gave\n%s\nwant\n%s", showRows(ids), showRows(want))
-			}
-			for _, w := range windows {
-				want := scanReference(st.rows, w)
-				if got := scanAll(t, db, app, w, 0); !rowsEqual(got, want) {
-					t.Fatalf("window %+v: scan gave\n%s\nwant\n%s", w, showRows(got), showRows(want))
-				}
-				if len(want) > 2 { // a scan its function stops
-					if got := scanAll(t, db, app, w, 2); !rowsEqual(got, want[:2]) {
-						t.Fatalf("window %+v stopped after 2: scan gave %s, want %s", w, showRows(got), showRows(want[:2]))
+				defer db.Close()
+				app, other := uuid.New(), uuid.New()
+				putLayoutParts(t, db, app, st.rows, partRows)
+				putLayout(t, db, other, randRows(20, true, true)) // another app's rows never show
+				var windows []window
+				for _, rev := range []bool{false, true} {
+					windows = append(windows,
+						window{lo: math.MinInt64, open: true, reverse: rev},
+						window{lo: math.MinInt64, hi: math.MinInt64, reverse: rev},
+						window{lo: math.MinInt64, hi: math.MaxInt64, reverse: rev},
+						window{lo: 0, hi: s, reverse: rev},
+						window{lo: -s, hi: 0, reverse: rev},
+						window{lo: s / 2, hi: 2*s + s/2, reverse: rev},
+						window{lo: 3 * s, open: true, reverse: rev},
+					)
+					for range 20 {
+						lo := int64(rng.IntN(10)-5) * s / 2
+						w := window{lo: lo, hi: lo + int64(rng.IntN(8))*s/2, reverse: rev, open: rng.IntN(4) == 0}
+						if rng.IntN(2) == 0 {
+							var st [8]byte
+							putTime(st[:], int64(rng.IntN(10)-5)*s/2)
+							w.start = append(st[:], id(byte(rng.IntN(4)))...)
+						}
+						windows = append(windows, w)
 					}
 				}
-			}
-		})
+				// EventIDs reads the id blocks and row keys: the rows of the open window, oldest
+				// first, without their values.
+				var ids []blockRow
+				if err := New(db).EventIDs(context.Background(), app, func(id uuid.UUID, ts int64) {
+					ids = append(ids, blockRow{ts: ts, id: bytes.Clone(id[:])})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				want := scanReference(st.rows, window{lo: math.MinInt64, open: true})
+				for i := range want {
+					want[i].val = nil
+				}
+				if !rowsEqual(ids, want) {
+					t.Fatalf("EventIDs gave\n%s\nwant\n%s", showRows(ids), showRows(want))
+				}
+				for _, w := range windows {
+					want := scanReference(st.rows, w)
+					if got := scanAll(t, db, app, w, 0); !rowsEqual(got, want) {
+						t.Fatalf("window %+v: scan gave\n%s\nwant\n%s", w, showRows(got), showRows(want))
+					}
+					if len(want) > 2 { // a scan its function stops
+						if got := scanAll(t, db, app, w, 2); !rowsEqual(got, want[:2]) {
+							t.Fatalf("window %+v stopped after 2: scan gave %s, want %s", w, showRows(got), showRows(want[:2]))
+						}
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -228,7 +243,7 @@ func TestScanRefusesDamagedBlocks(t *testing.T) {
 		key  func(app uuid.UUID) []byte
 		val  []byte
 	}{
-		{"a damaged block", func(app uuid.UUID) []byte { return appendBlockKey(nil, tagBlock, app, 0, 1) }, []byte{blockVersion, 1, 2, 3}},
+		{"a damaged block", func(app uuid.UUID) []byte { return appendBlockKey(nil, tagBlock, app, 0, 1, 0) }, []byte{blockVersion, 1, 2, 3}},
 		{"a short block key", func(app uuid.UUID) []byte {
 			return append(appendHead(nil, badgerdb.PrefixEvents, tagBlock, app), 1, 2, 3)
 		}, nil},
@@ -459,4 +474,134 @@ func TestIDFilterKnowsBlockRows(t *testing.T) {
 	if unknown < 1900 { // sized for the rows it found, it says "may hold" for about 1 % of new keys
 		t.Fatalf("the filter knew only %d of 2,000 new keys as new", unknown)
 	}
+}
+
+// TestDeleteBeforeOverBlocks: retention over a store of row keys and blocks deletes the rows
+// before the cut wherever they are kept, each with its issue copy, counts each once, keeps the
+// rest of the bucket it cuts (rewritten under the seq it read), and gives the same store when it
+// stops after every few rows, inside buckets, as when it runs in one go.
+func TestDeleteBeforeOverBlocks(t *testing.T) {
+	const s1 = bucketSpan
+	rng := rand.New(rand.NewPCG(13, 14))
+	app := uuid.New()
+	var rows []layoutRow
+	for i := range 400 {
+		ts := int64(rng.IntN(12))*s1 + int64(rng.IntN(4))*(s1/4) // buckets 0..11, four times each
+		typ := "custom"
+		if i%7 == 0 {
+			typ = "exception"
+		}
+		e := model.Event{ID: uuid.New(), AppID: app, SessionID: uuid.New(), Type: typ, Timestamp: ts}
+		r := layoutRow{blockRow{ts: ts, id: idBytes(e.ID), val: appendEvent(nil, &e)}, uint64(rng.IntN(4))}
+		rows = append(rows, r)
+		if i%5 == 0 { // written again elsewhere
+			again := r
+			again.seq = uint64(rng.IntN(5))
+			rows = append(rows, again)
+		}
+	}
+	stored := scanReference(rows, window{lo: math.MinInt64, open: true})
+	cut := 6*s1 + s1/2 // inside bucket 6
+	var kept []blockRow
+	for _, r := range stored {
+		if r.ts >= cut {
+			kept = append(kept, r)
+		}
+	}
+	open := func() (*badger.DB, *Store) {
+		db, err := badgerdb.OpenEvents("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		putLayoutParts(t, db, app, rows, 3)
+		err = db.Update(func(txn *badger.Txn) error {
+			for _, r := range stored { // the issue copies, and the count the writes would have made
+				if bytes.Contains(r.val, []byte("exception")) {
+					if err := txn.Set(appendIssueKey(nil, app, r.ts, r.id), r.val); err != nil {
+						return err
+					}
+				}
+			}
+			return txn.Set(countKey(badgerdb.PrefixEvents, tagCount, app), binary.AppendUvarint(nil, uint64(len(stored))))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db, New(db)
+	}
+	check := func(t *testing.T, db *badger.DB, s *Store) {
+		t.Helper()
+		if got := scanAll(t, db, app, window{lo: math.MinInt64, open: true}, 0); !rowsEqual(got, kept) {
+			t.Fatalf("left %d rows, want %d:\n%s\nwant\n%s", len(got), len(kept), showRows(got), showRows(kept))
+		}
+		if n, _, err := s.Count(context.Background(), app); err != nil || n != int64(len(kept)) {
+			t.Fatalf("Count = %d, %v; want %d", n, err, len(kept))
+		}
+		err := db.View(func(txn *badger.Txn) error {
+			for _, tag := range []byte{tagIssue, tagBlock, tagBlockIDs} {
+				it := txn.NewIterator(badger.IteratorOptions{Prefix: appendHead(nil, badgerdb.PrefixEvents, tag, app)})
+				for it.Rewind(); it.Valid(); it.Next() {
+					k := it.Item().Key()
+					ts := getTime(k[len(badgerdb.PrefixEvents)+1+16:])
+					if tag == tagIssue && ts < cut || tag != tagIssue && ts < bucketOf(cut) {
+						it.Close()
+						return fmt.Errorf("a key of tag %q at %d is left before the cut", tag, ts)
+					}
+				}
+				it.Close()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("in one go", func(t *testing.T) {
+		db, s := open()
+		if err := s.DeleteBefore(context.Background(), app, time.Unix(0, cut)); err != nil {
+			t.Fatal(err)
+		}
+		check(t, db, s)
+	})
+	t.Run("three rows a transaction", func(t *testing.T) {
+		db, s := open()
+		var from []byte
+		for txns := 0; ; txns++ {
+			next, _, err := s.tryDeleteEvents(app, from, cut, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next == nil {
+				break
+			}
+			if txns > len(rows) {
+				t.Fatal("retention makes no progress")
+			}
+			from = next
+		}
+		check(t, db, s)
+	})
+	t.Run("a block written meanwhile wins", func(t *testing.T) {
+		db, s := open()
+		// Between retention's reads and its commit, a writer stores a newer copy of the first
+		// row past the cut, which is in the bucket retention rewrites, in a block of its own.
+		late := kept[0]
+		late.val = []byte("newer")
+		once := false
+		testHookBeforeDeleteCommit = func() {
+			if !once {
+				once = true
+				putLayout(t, db, app, []layoutRow{{late, 1000}})
+			}
+		}
+		defer func() { testHookBeforeDeleteCommit = nil }()
+		if err := s.DeleteBefore(context.Background(), app, time.Unix(0, cut)); err != nil {
+			t.Fatal(err)
+		}
+		got := scanAll(t, db, app, window{lo: math.MinInt64, open: true}, 0)
+		if len(got) != len(kept) || got[0].ts != late.ts || string(got[0].val) != "newer" {
+			t.Fatalf("the newer copy did not win: %s", showRows(got[:1]))
+		}
+	})
 }

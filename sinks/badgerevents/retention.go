@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -57,6 +58,9 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 // (and grows again after a commit), so deletion makes progress even against writers that keep touching the range (in practice
 // rare: retention cuts far behind what SDKs send).
 func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, cut int64) error {
+	if prefix == badgerdb.PrefixEvents {
+		return s.deleteEventsBefore(ctx, app, cut)
+	}
 	head := appendHead(nil, prefix, tagRow, app)
 	bound := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
 	putTime(bound[len(head):], cut)
@@ -198,6 +202,235 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		testHookBeforeDeleteCommit()
 	}
 	return next, n, txn.Commit()
+}
+
+// deleteEventsBefore is deleteBefore for events, whose rows are row keys and blocks
+// (docs/event-blocks.md): it walks them merged, so a row kept both ways is deleted and counted
+// once, one bounded transaction at a time, each resuming at the row the last stopped at.
+func (s *Store) deleteEventsBefore(ctx context.Context, app uuid.UUID, cut int64) error {
+	var from []byte // the time and id of the first row not yet deleted
+	limit := int64(math.MaxInt64)
+	for {
+		var next []byte
+		var err error
+		for attempt := 0; ; attempt++ {
+			if err = ctx.Err(); err != nil {
+				return err
+			}
+			var n int64
+			next, n, err = s.tryDeleteEvents(app, from, cut, limit)
+			tooBig := errors.Is(err, badger.ErrTxnTooBig) && n > 1 // long sessions' journey writes
+			if !errors.Is(err, badger.ErrConflict) && !tooBig || attempt >= maxConflictRetries {
+				break
+			}
+			limit = max(n/2, 1)
+		}
+		if err != nil || next == nil {
+			return err
+		}
+		from = next
+		if limit < math.MaxInt64/2 {
+			limit *= 2
+		}
+	}
+}
+
+// tryDeleteEvents deletes, in one transaction, the app's event rows from the time and id from
+// (nil: the first) up to the time cut: at most limit rows, and as many as the transaction's
+// limits allow. It returns the time and id to resume from (nil when it reached cut) and how
+// many rows it took. Each row goes with its side keys as in tryDelete. A bucket of blocks it
+// went through whole goes; one it stopped inside (at the limit or at the cut) is rewritten with
+// what is left of it, in parts under the highest seq it read, so that a block written meanwhile
+// (a higher seq) still wins, and every other block it read goes.
+func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int64) ([]byte, int64, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	maxCount := s.db.MaxBatchCount()*9/10 - 2
+	maxSize := s.db.MaxBatchSize()*9/10 - 64 - markSize
+	var count, size, n int64
+	var marks dayMarks
+	var edits journeyEdits
+	var v rowView
+	keys := make([]byte, 0, 64<<10)
+	head := appendHead(nil, badgerdb.PrefixEvents, tagRow, app)
+	rw := window{lo: minTime, hi: cut, start: from}
+	// The blocks are read from the start of from's bucket: rows of it before from are none,
+	// unless a writer added them since, and they go too.
+	bw := window{lo: minTime, hi: cut}
+	if len(from) >= 8 {
+		bw.lo = bucketOf(getTime(from))
+	}
+	rows := newRowIter(txn, app, rw, rowIterOpts{lenient: true})
+	defer rows.close()
+	blocks := newBlockSource(txn, app, bw, false)
+	blocks.keep = true
+	defer blocks.close()
+	m := mergedRows{rows: rows, blocks: blocks}
+	var next []byte
+	var fromBlocks int64 // rows taken from the last bucket read
+	lastBucket := len(blocks.read)
+	for {
+		ts, id, item, b, err := m.peek()
+		if err != nil {
+			return nil, n, err
+		}
+		if item == nil && b == nil {
+			break
+		}
+		if len(blocks.read) != lastBucket {
+			lastBucket, fromBlocks = len(blocks.read), 0
+		}
+		// Every block read is deleted (3 keys at most with its suspects) or rewritten (2 a part).
+		reserve := int64(0)
+		for _, r := range blocks.read {
+			reserve += 5 * int64(len(r.keys))
+		}
+		ikLen := len(badgerdb.PrefixEvents) + 1 + 16 + len(id)
+		rkLen := len(head) + 8 + len(id)
+		need, cnt := entrySize(rkLen, 0, s.vt)+entrySize(ikLen, 0, s.vt), int64(2)
+		issue, walk := false, false
+		var session uuid.UUID
+		read := func(val []byte) error {
+			var err error
+			if _, walk, err = v.walkRow(ts, id, val); err != nil {
+				return err
+			}
+			issue, session = v.isIssueType(), v.e.SessionID
+			return nil
+		}
+		if b != nil {
+			err = read(b.val)
+		} else {
+			err = item.Value(read)
+		}
+		if err != nil { // a row whose value cannot be read may have a copy: it goes blindly
+			issue, walk = true, false
+		}
+		if issue {
+			need, cnt = need+entrySize(rkLen, 0, s.vt), cnt+1
+		}
+		if n > 0 && (n >= limit || count+cnt+reserve > maxCount || size+need+reserve*100 > maxSize) {
+			next = make([]byte, 8, 8+len(id))
+			putTime(next, ts)
+			next = append(next, id...)
+			break
+		}
+		count, size, n = count+cnt, size+need, n+1
+		if walk {
+			if edits == nil {
+				edits = journeyEdits{}
+			}
+			edits.of(app, session).dropStep(stepKey{[16]byte(id), ts})
+		}
+		var t [8]byte
+		putTime(t[:], ts)
+		if m.c <= 0 { // the row has a row key
+			start := len(keys)
+			keys = append(keys, head...)
+			keys = append(append(keys, t[:]...), id...)
+			if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+				return nil, n, err
+			}
+		}
+		if b != nil {
+			fromBlocks++
+		}
+		start := len(keys)
+		keys = appendIdxKey(keys, badgerdb.PrefixEvents, app, id)
+		ik := keys[start:len(keys):len(keys)]
+		if names, err := entryNames(txn, ik, t[:]); err != nil {
+			return nil, n, err
+		} else if names {
+			if err := txn.Delete(ik); err != nil {
+				return nil, n, err
+			}
+		}
+		if issue {
+			start = len(keys)
+			keys = appendIssueKey(keys, app, ts, id)
+			if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+				return nil, n, err
+			}
+			if marks.add(app, model.DayStart(ts)) {
+				count, size = count+1, size+markSize
+			}
+		}
+		m.next()
+	}
+	// Badger refuses a commit with an iterator open (closing twice is harmless).
+	rows.close()
+	blocks.close()
+	if n == 0 {
+		return nil, 0, nil
+	}
+	// The buckets read: all but the last were gone through whole; the last was stopped inside
+	// unless nothing of it is left, and is left alone if no row of it was taken.
+	for i, r := range blocks.read {
+		last := i == len(blocks.read)-1
+		var rest []blockRow
+		if last {
+			if rest = blocks.rest(); len(rest) > 0 && fromBlocks == 0 {
+				break // none of its rows was taken: nothing changes
+			}
+		}
+		if err := rewriteBucket(txn, app, r, rest); err != nil {
+			return nil, n, err
+		}
+	}
+	if err := txn.Set(countKey(badgerdb.PrefixEvents, tagDel, app), binary.AppendUvarint(nil, uint64(n))); err != nil {
+		return nil, n, err
+	}
+	if err := marks.write(txn, issueDays); err != nil {
+		return nil, n, err
+	}
+	if err := applyJourney(txn, edits); err != nil {
+		return nil, n, err
+	}
+	if testHookBeforeDeleteCommit != nil {
+		testHookBeforeDeleteCommit()
+	}
+	return next, n, txn.Commit()
+}
+
+// rewriteBucket replaces the data and id blocks r read with rest (merged rows of the bucket,
+// sorted; none: the bucket goes), in parts under r's highest seq: a block written since r was
+// read has a higher seq and keeps winning over them, and every key r read that no part
+// overwrites is deleted.
+func rewriteBucket(txn *badger.Txn, app uuid.UUID, r bucketRead, rest []blockRow) error {
+	written := map[string]bool{}
+	part := uint16(0)
+	var err error
+	cutBlocks(rest, func(bucket int64, rows []blockRow) {
+		if err != nil {
+			return
+		}
+		data, _ := encodeBlock(nil, nil, bucket, rows)
+		k := appendBlockKey(nil, tagBlock, app, bucket, r.seq, part)
+		if err = txn.Set(k, data); err != nil {
+			return
+		}
+		written[string(k)] = true
+		err = txn.Set(appendBlockKey(nil, tagBlockIDs, app, bucket, r.seq, part), encodeIDs(nil, bucket, rows))
+		part++
+	})
+	if err != nil {
+		return err
+	}
+	hl := len(badgerdb.PrefixEvents)
+	for _, k := range r.keys {
+		if written[string(k)] {
+			continue
+		}
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+		ik := slices.Clone(k)
+		ik[hl] = tagBlockIDs
+		if err := txn.Delete(ik); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // testHookBeforeDeleteCommit, when set by a test, runs between a deletion's reads and its
