@@ -182,23 +182,10 @@ func checkExactlyOnce(t *testing.T, store sinks.EventStore, app uuid.UUID, acked
 }
 
 // TestCrashUnderLoad kills svc with SIGKILL under steady ingest several times; after the last
-// restart every acknowledged event is stored exactly once, with event rows written a key per
-// row and in blocks (--event-blocks, docs/event-blocks.md).
+// restart every acknowledged event is stored exactly once.
 func TestCrashUnderLoad(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		args []string
-	}{
-		{"rows", nil},
-		{"blocks", []string{"--event-blocks"}},
-	} {
-		t.Run(c.name, func(t *testing.T) { crashUnderLoad(t, c.args) })
-	}
-}
-
-func crashUnderLoad(t *testing.T, extra []string) {
 	dir := t.TempDir()
-	args := append([]string{"--data-dir", dir, "--flush-interval", "200ms", "--ingest-rate-limit", "1000000"}, extra...)
+	args := []string{"--data-dir", dir, "--flush-interval", "200ms", "--ingest-rate-limit", "1000000"}
 	p := startServe(t, nil, args...)
 	o := newOwner(t, p, dir, "crash@example.com", "crash")
 	app := o.app

@@ -8,10 +8,5 @@ import (
 )
 
 func TestNetwork(t *testing.T) {
-	t.Run("badger", func(t *testing.T) {
-		eventstest.RunNetwork(t, func(t *testing.T) eventstest.NetworkStore { return badgerevents.New(openDB(t, t.TempDir())) })
-	})
-	t.Run("badger-blocks", func(t *testing.T) {
-		eventstest.RunNetwork(t, func(t *testing.T) eventstest.NetworkStore { return blocksStore(t, t.TempDir()) })
-	})
+	eventstest.RunNetwork(t, func(t *testing.T) eventstest.NetworkStore { return badgerevents.New(openDB(t, t.TempDir())) })
 }

@@ -36,11 +36,6 @@ func nanos(t time.Time) int64 {
 // deleted (Count stays exact) and calling it again finishes the job.
 func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.Time) error {
 	cut := nanos(before)
-	// Suspects settled first: a row kept twice is then counted once, and the row keys blocks
-	// overrule are gone (blockwrite.go).
-	if err := s.resolveSuspects(ctx, appID); err != nil {
-		return err
-	}
 	for _, prefix := range [...]string{badgerdb.PrefixEvents, badgerdb.PrefixSpans} {
 		if err := s.deleteBefore(ctx, prefix, appID, cut); err != nil {
 			return fmt.Errorf("badgerevents: delete rows of app %s before %s: %w", appID, before.UTC().Format(time.RFC3339Nano), err)

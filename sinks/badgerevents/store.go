@@ -108,10 +108,6 @@ type Store struct {
 	spare atomic.Pointer[scratch]
 	// vt is the database's value threshold, for entrySize.
 	vt int64
-	// blocks says that event rows are written in blocks (blockwrite.go); seq numbers them.
-	blocks atomic.Bool
-	seqMu  sync.Mutex
-	seq    *badger.Sequence
 	// writing is held by each write, so that writes of rows run one at a time: the key filter
 	// tells the first writer of a new key that it is new, and that writer does not read the key,
 	// so a second writer of the same key committing first would count the row twice. The node
@@ -134,7 +130,6 @@ func New(db *badger.DB) *Store {
 	s := &Store{db: db, vt: db.Opts().ValueThreshold, ids: badgerdb.NewKeyFilter(idFilterMinWords,
 		append([]byte(badgerdb.PrefixEvents), tagRow), append([]byte(badgerdb.PrefixSpans), tagRow))}
 	s.ids.Expand(append([]byte(badgerdb.PrefixEvents), tagBlockIDs), blockRowKeys)
-	s.blocks.Store(usesBlocks(db))
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
 	s.journey.marker, s.journey.try = journeyMarker, (*Store).tryJourney
 	return s
@@ -323,15 +318,11 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	try := func(rows []row) (int, error) { return s.tryCommit(prefix, rows) }
-	if prefix == badgerdb.PrefixEvents && s.blocks.Load() {
-		rows, try = lastOfEach(rows), s.tryCommitBlocks // blockwrite.go
-	}
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	s.ids.Ensure(s.db)
 	for done := 0; done < len(rows); {
-		n, err := s.commitSome(ctx, rows[done:], try)
+		n, err := s.commitSome(ctx, prefix, rows[done:])
 		if err != nil {
 			return err
 		}
@@ -347,12 +338,12 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 // with another writer, and returns how many rows it committed.
 // A transaction whose journey writes (long sessions) outgrow Badger's limits is retried with
 // half as many rows.
-func (s *Store) commitSome(ctx context.Context, rows []row, try func([]row) (int, error)) (int, error) {
+func (s *Store) commitSome(ctx context.Context, prefix string, rows []row) (int, error) {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		n, err := try(rows)
+		n, err := s.tryCommit(prefix, rows)
 		switch {
 		case errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries:
 			continue
@@ -382,7 +373,10 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	defer s.ids.Release()
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	maxCount, maxSize := s.writeLimits()
+	// Stay under 90% of Badger's per-transaction limits; the reserve covers the delta keys and
+	// the day marks of the last row (counted after it).
+	maxCount := s.db.MaxBatchCount()*9/10 - 16 - 2
+	maxSize := s.db.MaxBatchSize()*9/10 - 16*64 - 2*markSize
 	var count, size int64
 	var deltas []appDelta
 	var marks dayMarks // the days whose issue index rows change (issuedays.go)
@@ -410,8 +404,12 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		if prefix == badgerdb.PrefixEvents {
 			need, cnt = need+entrySize(rkLen, 0, s.vt), cnt+1
 		}
-		sn, sc := s.sideCost(r, rkLen)
-		need, cnt = need+sn, cnt+sc
+		if r.issue {
+			need, cnt = need+entrySize(rkLen, len(r.val), s.vt), cnt+1
+		}
+		if r.point {
+			need, cnt = need+entrySize(rkLen-8, 8, s.vt), cnt+1
+		}
 		if n > 0 && (count+cnt > maxCount || size+need > maxSize) {
 			break
 		}
@@ -452,24 +450,20 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		if err := txn.Set(rk, r.val); err != nil {
 			return 0, err
 		}
-		if keys, err = setSideKeys(txn, keys, prefix, r, rk, mark); err != nil {
-			return 0, err
+		if r.point {
+			if keys, err = setPointEntry(txn, keys, prefix, r, rk); err != nil {
+				return 0, err
+			}
+		}
+		if r.issue {
+			start = len(keys)
+			keys = appendIssueKey(keys, r.app, r.ts, r.id)
+			if err := txn.Set(keys[start:len(keys):len(keys)], r.val); err != nil {
+				return 0, err
+			}
+			mark(r.app, r.ts)
 		}
 	}
-	return endWrite(txn, prefix, n, marks, deltas, edits)
-}
-
-// writeLimits are the entries and bytes a write's transaction stays within: 90 % of Badger's
-// limits, less a reserve for the delta keys and the day marks of the last row (counted after
-// it).
-func (s *Store) writeLimits() (maxCount, maxSize int64) {
-	return s.db.MaxBatchCount()*9/10 - 16 - 2, s.db.MaxBatchSize()*9/10 - 16*64 - 2*markSize
-}
-
-// endWrite writes what a write's rows changed besides themselves (the issue days' marks, the
-// count deltas, the journey edits) and commits; n is the rows written, returned with an error
-// of the journey's edits so that the caller can retry with fewer (ErrTxnTooBig).
-func endWrite(txn *badger.Txn, prefix string, n int, marks dayMarks, deltas []appDelta, edits journeyEdits) (int, error) {
 	if err := marks.write(txn, issueDays); err != nil {
 		return 0, err
 	}
@@ -482,38 +476,6 @@ func endWrite(txn *badger.Txn, prefix string, n int, marks dayMarks, deltas []ap
 		return n, err
 	}
 	return n, txn.Commit()
-}
-
-// sideCost is what a row's own index keys cost a transaction: its issue copy and its bug
-// report entry (rkLen: its row key's length).
-func (s *Store) sideCost(r *row, rkLen int) (need, cnt int64) {
-	if r.issue {
-		need, cnt = need+entrySize(rkLen, len(r.val), s.vt), cnt+1
-	}
-	if r.point {
-		need, cnt = need+entrySize(rkLen-8, 8, s.vt), cnt+1
-	}
-	return need, cnt
-}
-
-// setSideKeys sets a written row's own index keys: its bug report entry (setPointEntry) and its
-// issue copy, whose day it marks. rk is its row key; the keys go to keys, which it returns.
-func setSideKeys(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byte, mark func(uuid.UUID, int64)) ([]byte, error) {
-	var err error
-	if r.point {
-		if keys, err = setPointEntry(txn, keys, prefix, r, rk); err != nil {
-			return keys, err
-		}
-	}
-	if r.issue {
-		start := len(keys)
-		keys = appendIssueKey(keys, r.app, r.ts, r.id)
-		if err := txn.Set(keys[start:len(keys):len(keys)], r.val); err != nil {
-			return keys, err
-		}
-		mark(r.app, r.ts)
-	}
-	return keys, nil
 }
 
 // setPointEntry sets the point index entry of bug report r (row key rk) to name its row, unless
@@ -888,9 +850,6 @@ func walkBack(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID
 // write transaction that added rows since the last fold, so its cost grows with the number of
 // writes, not rows; past foldAt keys it folds them into one.
 func (s *Store) Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error) {
-	if err := s.resolveSuspects(ctx, appID); err != nil {
-		return 0, 0, err
-	}
 	if events, err = s.count(badgerdb.PrefixEvents, appID); err != nil {
 		return 0, 0, fmt.Errorf("badgerevents: count events of app %s: %w", appID, err)
 	}
@@ -972,12 +931,6 @@ func (s *Store) Ping(ctx context.Context) error {
 // (keepOrDropSums). The database is shared and its owner closes it, after the Store.
 func (s *Store) Close() error {
 	s.ids.Close()
-	s.seqMu.Lock()
-	if s.seq != nil {
-		_ = s.seq.Release() // what it leased and did not hand out is skipped at the next start
-		s.seq = nil
-	}
-	s.seqMu.Unlock()
 	if err := s.markClosed(); err != nil && !errors.Is(err, badger.ErrDBClosed) {
 		return fmt.Errorf("badgerevents: close: %w", err)
 	}

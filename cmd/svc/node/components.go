@@ -227,11 +227,6 @@ func (n *Node) startEventStore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n.cfg.EventBlocks {
-			if err := store.UseBlocks(); err != nil {
-				return err
-			}
-		}
 		n.Events, n.EventBackend = store, "badger"
 	}
 	n.closers = append(n.closers, n.Events.Close)
