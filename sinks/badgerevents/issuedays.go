@@ -5,7 +5,7 @@ package badgerevents
 // issue rows summed into cells (one per group, class and version) are a few hundred to a few
 // thousand, so IssueCells reads a day that lies whole in its window from its sum while the sum
 // holds, and sums the day as it reads its rows when not. Every transaction that adds, moves or
-// deletes an issue index row marks the row's day (tryCommit, tryDelete). The index's build
+// deletes an issue index row marks the row's day (tryCommit, tryDeleteEvents). The index's build
 // (index.go) marks nothing: sums are read and written only once the index is complete.
 //
 // A sum holds every issue event of its day, so it answers the queries that select by what a

@@ -55,16 +55,23 @@ func (s *Store) DeleteBefore(ctx context.Context, appID uuid.UUID, before time.T
 // deleteBefore deletes one table's rows of app with time < cut, one bounded transaction at a
 // time; each resumes where the last stopped, so it never walks the tombstones it left. A
 // transaction that conflicts with a writer of the same rows is retried with half as many rows
-// (and grows again after a commit), so deletion makes progress even against writers that keep touching the range (in practice
-// rare: retention cuts far behind what SDKs send).
+// (and grows again after a commit), so deletion makes progress even against writers that keep
+// touching the range (in practice rare: retention cuts far behind what SDKs send). Events are
+// row keys and blocks, walked merged (tryDeleteEvents); spans are row keys (tryDeleteSpans).
 func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, cut int64) error {
-	if prefix == badgerdb.PrefixEvents {
-		return s.deleteEventsBefore(ctx, app, cut)
+	// from is where a transaction resumes: for events a time and id (nil: the first row), for
+	// spans a key.
+	var from []byte
+	try := func(from []byte, limit int64) ([]byte, int64, error) { return s.tryDeleteEvents(app, from, cut, limit) }
+	if prefix != badgerdb.PrefixEvents {
+		head := appendHead(nil, prefix, tagRow, app)
+		bound := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
+		putTime(bound[len(head):], cut)
+		from = head
+		try = func(from []byte, limit int64) ([]byte, int64, error) {
+			return s.tryDeleteSpans(prefix, app, head, from, bound, limit)
+		}
 	}
-	head := appendHead(nil, prefix, tagRow, app)
-	bound := binary.BigEndian.AppendUint64(head[:len(head):len(head)], 0)
-	putTime(bound[len(head):], cut)
-	from := head
 	limit := int64(math.MaxInt64)
 	for {
 		var next []byte
@@ -74,7 +81,7 @@ func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, 
 			if err = ctx.Err(); err != nil {
 				return err
 			}
-			next, n, err = s.tryDelete(prefix, app, head, from, bound, limit)
+			next, n, err = try(from, limit)
 			tooBig := errors.Is(err, badger.ErrTxnTooBig) && n > 1 // long sessions' journey writes
 			if !errors.Is(err, badger.ErrConflict) && !tooBig || attempt >= maxConflictRetries {
 				break
@@ -91,29 +98,22 @@ func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, 
 	}
 }
 
-// tryDelete deletes, in one transaction, the rows from the key `from` up to (not including)
-// the key `bound`: at most limit rows, and as many as the transaction's size limits allow. It
-// returns the key to resume from (nil when it reached bound) and how many rows it took. An event
-// row of an issue type goes with its copy in the issue index; the row's type is read from its
-// value, so rows without a copy leave no tombstone in the index.
-func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte, limit int64) ([]byte, int64, error) {
+// tryDeleteSpans deletes, in one transaction, the span rows from the key `from` up to (not
+// including) the key `bound`: at most limit rows, and as many as the transaction's size limits
+// allow. It returns the key to resume from (nil when it reached bound) and how many rows it
+// took.
+func (s *Store) tryDeleteSpans(prefix string, app uuid.UUID, head, from, bound []byte, limit int64) ([]byte, int64, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	// The reserve covers the delta key and the last row's day mark (counted after it).
-	maxCount := s.db.MaxBatchCount()*9/10 - 2
-	maxSize := s.db.MaxBatchSize()*9/10 - 64 - markSize
+	maxCount, maxSize := s.deleteLimits()
 	var count, size, n int64
-	var marks dayMarks // the days whose issue index rows go (issuedays.go)
 	var next []byte
 	// Deleted keys must stay untouched until Commit; they live in one arena (a reallocation
 	// leaves the earlier slices on the old array, which nothing writes again).
 	keys := make([]byte, 0, 64<<10)
-	var v rowView
-	var edits journeyEdits
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
 	for it.Seek(from); it.Valid(); it.Next() {
-		// Item adds the row to the transaction's reads: a concurrent rewrite of it conflicts,
-		// and so does an index build that copies it.
+		// Item adds the row to the transaction's reads: a concurrent rewrite of it conflicts.
 		item := it.Item()
 		k := item.Key()
 		if bytes.Compare(k, bound) >= 0 {
@@ -122,70 +122,51 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 		id := k[len(head)+8:]
 		ikLen := len(prefix) + 1 + 16 + len(id)
 		need, cnt := entrySize(len(k), 0, s.vt)+entrySize(ikLen, 0, s.vt), int64(2)
-		// A row whose value cannot be read may have a copy: it is deleted blindly. A walk
-		// event's step goes from its session's walk (journey.go).
-		issue, walk := false, false
-		var session uuid.UUID
-		if prefix == badgerdb.PrefixEvents {
-			if err := item.Value(func(val []byte) error {
-				var err error
-				if _, walk, err = v.walkRow(getTime(k[len(head):]), id, val); err != nil {
-					return err
-				}
-				issue, session = v.isIssueType(), v.e.SessionID
-				return nil
-			}); err != nil {
-				issue, walk = true, false
-			}
-		}
-		if issue {
-			need, cnt = need+entrySize(len(k), 0, s.vt), cnt+1
-		}
 		if n > 0 && (n >= limit || count+cnt > maxCount || size+need > maxSize) {
 			next = append([]byte(nil), k...)
 			break
 		}
 		count, size, n = count+cnt, size+need, n+1
-		if walk {
-			if edits == nil {
-				edits = journeyEdits{}
-			}
-			edits.of(app, session).dropStep(stepKey{[16]byte(id), getTime(k[len(head):])})
-		}
 		start := len(keys)
 		keys = append(keys, k...)
-		if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
+		err := txn.Delete(keys[start:len(keys):len(keys)])
+		if err == nil {
+			keys, err = deletePointEntry(txn, keys, prefix, app, id, k[len(head):len(head)+8])
+		}
+		if err != nil {
 			it.Close()
 			return nil, n, err
-		}
-		// The row's point index entry goes with it if it names this row or is damaged: an id
-		// written at two times has the entry of its newest bug report row, which may stay.
-		start = len(keys)
-		keys = appendIdxKey(keys, prefix, app, id)
-		ik := keys[start:len(keys):len(keys)]
-		if names, err := entryNames(txn, ik, k[len(head):len(head)+8]); err != nil {
-			it.Close()
-			return nil, n, err
-		} else if names {
-			if err := txn.Delete(ik); err != nil {
-				it.Close()
-				return nil, n, err
-			}
-		}
-		if issue {
-			ts := getTime(k[len(head):])
-			start = len(keys)
-			keys = appendIssueKey(keys, app, ts, id)
-			if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
-				it.Close()
-				return nil, n, err
-			}
-			if marks.add(app, model.DayStart(ts)) {
-				count, size = count+1, size+markSize
-			}
 		}
 	}
 	it.Close()
+	return endDelete(txn, prefix, app, next, n, nil, nil)
+}
+
+// deleteLimits are the entries and bytes a deletion's transaction stays within: 90 % of
+// Badger's limits, less a reserve for the delta key and the last row's day mark (counted after
+// it).
+func (s *Store) deleteLimits() (maxCount, maxSize int64) {
+	return s.db.MaxBatchCount()*9/10 - 2, s.db.MaxBatchSize()*9/10 - 64 - markSize
+}
+
+// deletePointEntry deletes the point index entry of the row of id at t (its 8 bytes as in a row
+// key) if it names this row or is damaged: an id written at two times has the entry of its
+// newest bug report row, which may stay. The key goes to keys, which it returns.
+func deletePointEntry(txn *badger.Txn, keys []byte, prefix string, app uuid.UUID, id, t []byte) ([]byte, error) {
+	start := len(keys)
+	keys = appendIdxKey(keys, prefix, app, id)
+	ik := keys[start:len(keys):len(keys)]
+	names, err := entryNames(txn, ik, t)
+	if err == nil && names {
+		err = txn.Delete(ik)
+	}
+	return keys, err
+}
+
+// endDelete ends a deletion's transaction of n rows (none: it commits nothing): their deletion
+// delta, the issue days' marks and the journey edits, then the commit; next is where the next
+// transaction resumes.
+func endDelete(txn *badger.Txn, prefix string, app uuid.UUID, next []byte, n int64, marks dayMarks, edits journeyEdits) ([]byte, int64, error) {
 	if n == 0 {
 		return nil, 0, nil
 	}
@@ -204,49 +185,19 @@ func (s *Store) tryDelete(prefix string, app uuid.UUID, head, from, bound []byte
 	return next, n, txn.Commit()
 }
 
-// deleteEventsBefore is deleteBefore for events, whose rows are row keys and blocks
-// (docs/event-blocks.md): it walks them merged, so a row kept both ways is deleted and counted
-// once, one bounded transaction at a time, each resuming at the row the last stopped at.
-func (s *Store) deleteEventsBefore(ctx context.Context, app uuid.UUID, cut int64) error {
-	var from []byte // the time and id of the first row not yet deleted
-	limit := int64(math.MaxInt64)
-	for {
-		var next []byte
-		var err error
-		for attempt := 0; ; attempt++ {
-			if err = ctx.Err(); err != nil {
-				return err
-			}
-			var n int64
-			next, n, err = s.tryDeleteEvents(app, from, cut, limit)
-			tooBig := errors.Is(err, badger.ErrTxnTooBig) && n > 1 // long sessions' journey writes
-			if !errors.Is(err, badger.ErrConflict) && !tooBig || attempt >= maxConflictRetries {
-				break
-			}
-			limit = max(n/2, 1)
-		}
-		if err != nil || next == nil {
-			return err
-		}
-		from = next
-		if limit < math.MaxInt64/2 {
-			limit *= 2
-		}
-	}
-}
-
 // tryDeleteEvents deletes, in one transaction, the app's event rows from the time and id from
 // (nil: the first) up to the time cut: at most limit rows, and as many as the transaction's
 // limits allow. It returns the time and id to resume from (nil when it reached cut) and how
-// many rows it took. Each row goes with its side keys as in tryDelete. A bucket of blocks it
-// went through whole goes; one it stopped inside (at the limit or at the cut) is rewritten with
-// what is left of it, in parts under the highest seq it read, so that a block written meanwhile
-// (a higher seq) still wins, and every other block it read goes.
+// many rows it took. Each row goes with its point index entry (if it names the row), its issue
+// copy (an issue row's; the type is read from the row, so rows without a copy leave no
+// tombstone in the index) and its walk step. A bucket of blocks it went through whole goes;
+// one it stopped inside (at the limit or at the cut) is rewritten with what is left of it, in
+// parts under the highest seq it read, so that a block written meanwhile (a higher seq) still
+// wins, and every other block it read goes.
 func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int64) ([]byte, int64, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	maxCount := s.db.MaxBatchCount()*9/10 - 2
-	maxSize := s.db.MaxBatchSize()*9/10 - 64 - markSize
+	maxCount, maxSize := s.deleteLimits()
 	var count, size, n int64
 	var marks dayMarks
 	var edits journeyEdits
@@ -268,7 +219,10 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 	m := mergedRows{rows: rows, blocks: blocks}
 	var next []byte
 	var fromBlocks int64 // rows taken from the last bucket read
-	lastBucket := len(blocks.read)
+	// Every block read is deleted (3 keys at most with its suspects) or rewritten (2 a part):
+	// reserve counts their entries, kept up as buckets are read.
+	var reserve int64
+	buckets := 0
 	for {
 		ts, id, item, b, err := m.peek()
 		if err != nil {
@@ -277,13 +231,9 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 		if item == nil && b == nil {
 			break
 		}
-		if len(blocks.read) != lastBucket {
-			lastBucket, fromBlocks = len(blocks.read), 0
-		}
-		// Every block read is deleted (3 keys at most with its suspects) or rewritten (2 a part).
-		reserve := int64(0)
-		for _, r := range blocks.read {
-			reserve += 5 * int64(len(r.keys))
+		for ; buckets < len(blocks.read); buckets++ {
+			reserve += 5 * int64(len(blocks.read[buckets].keys))
+			fromBlocks = 0
 		}
 		ikLen := len(badgerdb.PrefixEvents) + 1 + 16 + len(id)
 		rkLen := len(head) + 8 + len(id)
@@ -335,18 +285,11 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 		if b != nil {
 			fromBlocks++
 		}
-		start := len(keys)
-		keys = appendIdxKey(keys, badgerdb.PrefixEvents, app, id)
-		ik := keys[start:len(keys):len(keys)]
-		if names, err := entryNames(txn, ik, t[:]); err != nil {
+		if keys, err = deletePointEntry(txn, keys, badgerdb.PrefixEvents, app, id, t[:]); err != nil {
 			return nil, n, err
-		} else if names {
-			if err := txn.Delete(ik); err != nil {
-				return nil, n, err
-			}
 		}
 		if issue {
-			start = len(keys)
+			start := len(keys)
 			keys = appendIssueKey(keys, app, ts, id)
 			if err := txn.Delete(keys[start:len(keys):len(keys)]); err != nil {
 				return nil, n, err
@@ -366,9 +309,8 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 	// The buckets read: all but the last were gone through whole; the last was stopped inside
 	// unless nothing of it is left, and is left alone if no row of it was taken.
 	for i, r := range blocks.read {
-		last := i == len(blocks.read)-1
 		var rest []blockRow
-		if last {
+		if i == len(blocks.read)-1 {
 			if rest = blocks.rest(); len(rest) > 0 && fromBlocks == 0 {
 				break // none of its rows was taken: nothing changes
 			}
@@ -377,19 +319,7 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 			return nil, n, err
 		}
 	}
-	if err := txn.Set(countKey(badgerdb.PrefixEvents, tagDel, app), binary.AppendUvarint(nil, uint64(n))); err != nil {
-		return nil, n, err
-	}
-	if err := marks.write(txn, issueDays); err != nil {
-		return nil, n, err
-	}
-	if err := applyJourney(txn, edits); err != nil {
-		return nil, n, err
-	}
-	if testHookBeforeDeleteCommit != nil {
-		testHookBeforeDeleteCommit()
-	}
-	return next, n, txn.Commit()
+	return endDelete(txn, badgerdb.PrefixEvents, app, next, n, marks, edits)
 }
 
 // rewriteBucket replaces the data and id blocks r read with rest (merged rows of the bucket,
