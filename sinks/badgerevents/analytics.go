@@ -62,14 +62,9 @@ type rowFunc func(ts int64, id, val []byte) (bool, error)
 // merged with the row keys, a block's copy of a row winning over its row key. It checks ctx
 // before the first row and every 1024 rows.
 func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowFunc) error {
-	rows := newRowIter(txn, app, w, rowIterOpts{ctx: ctx})
-	defer rows.close()
-	var blocks *blockSource
-	if !w.issues { // the issue index has no blocks
-		blocks = newBlockSource(txn, app, w, false)
-		defer blocks.close()
-	}
-	return mergeSources(ctx, rows, blocks, w.reverse, func(ts int64, id []byte, item *badger.Item) (more bool, err error) {
+	m := newMerged(txn, app, w, rowIterOpts{ctx: ctx}, false)
+	defer m.close()
+	return mergeSources(ctx, m, func(ts int64, id []byte, item *badger.Item) (more bool, err error) {
 		err = item.Value(func(v []byte) error {
 			more, err = fn(ts, id, v)
 			return err
@@ -78,13 +73,11 @@ func scan(ctx context.Context, txn *badger.Txn, app uuid.UUID, w window, fn rowF
 	}, func(r *blockRow) (bool, error) { return fn(r.ts, r.id, r.val) })
 }
 
-// mergeSources walks the rows of row keys (rows) and of blocks (blocks; nil: none) in one
-// order, calling onRow with a row key's row and onBlock with a block's, until either returns
-// false. A row both hold goes to onBlock alone: a block's copy of a row wins over its row key.
-// It checks ctx before the first row and every 1024 rows.
-func mergeSources(ctx context.Context, rows *rowIter, blocks *blockSource, reverse bool,
+// mergeSources walks m's rows, calling onRow with a row key's row and onBlock with a block's,
+// until either returns false. A row both hold goes to onBlock alone: a block's copy of a row
+// wins over its row key. It checks ctx before the first row and every 1024 rows.
+func mergeSources(ctx context.Context, m *mergedRows,
 	onRow func(ts int64, id []byte, item *badger.Item) (bool, error), onBlock func(r *blockRow) (bool, error)) error {
-	m := mergedRows{rows: rows, blocks: blocks, reverse: reverse}
 	for n := 0; ; n++ {
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -108,12 +101,32 @@ func mergeSources(ctx context.Context, rows *rowIter, blocks *blockSource, rever
 	}
 }
 
-// mergedRows is the merge of mergeSources, one row at a time.
+// mergedRows merges an app's row keys (rows) and blocks (blocks; nil: none) in one order, one
+// row at a time.
 type mergedRows struct {
 	rows    *rowIter
 	blocks  *blockSource // nil: none
 	reverse bool
 	c       int // what peek returned: < 0 the row key's row, > 0 the block's, 0 both
+}
+
+// newMerged opens the app's rows of w from row keys (read as o says) and blocks (with ids, the
+// id blocks: rows without values), merged in w's order; the issue index (w.issues) has no
+// blocks. The caller closes it.
+func newMerged(txn *badger.Txn, app uuid.UUID, w window, o rowIterOpts, ids bool) *mergedRows {
+	m := &mergedRows{rows: newRowIter(txn, app, w, o), reverse: w.reverse}
+	if !w.issues {
+		m.blocks = newBlockSource(txn, app, w, ids)
+	}
+	return m
+}
+
+// close closes m's iterators; closing twice is harmless.
+func (m *mergedRows) close() {
+	m.rows.close()
+	if m.blocks != nil {
+		m.blocks.close()
+	}
 }
 
 // peek returns the next row without moving past it: from a row key (its time, its id and its

@@ -97,24 +97,9 @@ func appendBlockKey(b []byte, tag byte, app uuid.UUID, bucket int64, seq uint64,
 	return append(b, t[:]...)
 }
 
-// sortRows sorts rows by time and id and drops repeats, keeping of each the one given last:
-// within one write, as across writes, the last write of a row wins. It returns the rows kept.
-func sortRows(rows []blockRow) []blockRow {
-	slices.SortStableFunc(rows, func(a, b blockRow) int { return compareRows(&a, &b) })
-	out := rows[:0]
-	for i := range rows {
-		if len(out) > 0 && compareRows(&out[len(out)-1], &rows[i]) == 0 {
-			out[len(out)-1] = rows[i]
-			continue
-		}
-		out = append(out, rows[i])
-	}
-	clear(rows[len(out):]) // no dropped row keeps its bytes alive
-	return out
-}
-
-// cutBlocks calls fn with each block's rows of sorted (sortRows): a run of rows of one bucket,
-// at most maxBlockRows of them and, past the first, at most maxBlockBytes of values, in order.
+// cutBlocks calls fn with each block's rows of sorted (by time and id, without repeats): a run
+// of rows of one bucket, at most maxBlockRows of them and, past the first, at most
+// maxBlockBytes of values, in order.
 func cutBlocks(sorted []blockRow, fn func(bucket int64, rows []blockRow)) {
 	for len(sorted) > 0 {
 		bucket := bucketOf(sorted[0].ts)
@@ -128,7 +113,7 @@ func cutBlocks(sorted []blockRow, fn func(bucket int64, rows []blockRow)) {
 	}
 }
 
-// appendRowsRaw appends rows, all in bucket, sorted and without repeats (sortRows), in the
+// appendRowsRaw appends rows, all in bucket, sorted by time and id and without repeats, in the
 // blocks' uncompressed form: their count, then each row's offset in the bucket, id and, with
 // vals, value, each behind its length.
 func appendRowsRaw(b []byte, bucket int64, rows []blockRow, vals bool) []byte {
@@ -146,9 +131,9 @@ func appendRowsRaw(b []byte, bucket int64, rows []blockRow, vals bool) []byte {
 	return b
 }
 
-// encodeBlock appends the data block of rows to dst: all in bucket, sorted and without repeats
-// (sortRows), at most maxBlockRows. raw is scratch for the uncompressed form; both grown
-// buffers are returned for reuse.
+// encodeBlock appends the data block of rows to dst: all in bucket, sorted and without repeats,
+// at most maxBlockRows. raw is scratch for the uncompressed form; both grown buffers are
+// returned for reuse.
 func encodeBlock(dst, raw []byte, bucket int64, rows []blockRow) (block, rawOut []byte) {
 	raw = appendRowsRaw(raw[:0], bucket, rows, true)
 	n := s2.MaxEncodedLen(len(raw))

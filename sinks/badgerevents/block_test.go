@@ -78,6 +78,22 @@ func TestBlockKeysOrder(t *testing.T) {
 	}
 }
 
+// sortRows (for tests: the store has no writer of blocks yet) sorts rows by time and id and drops repeats, keeping of each the one given last:
+// within one write, as across writes, the last write of a row wins. It returns the rows kept.
+func sortRows(rows []blockRow) []blockRow {
+	slices.SortStableFunc(rows, func(a, b blockRow) int { return compareRows(&a, &b) })
+	out := rows[:0]
+	for i := range rows {
+		if len(out) > 0 && compareRows(&out[len(out)-1], &rows[i]) == 0 {
+			out[len(out)-1] = rows[i]
+			continue
+		}
+		out = append(out, rows[i])
+	}
+	clear(rows[len(out):]) // no dropped row keeps its bytes alive
+	return out
+}
+
 func TestSortRows(t *testing.T) {
 	id := func(b byte) []byte { return bytes.Repeat([]byte{b}, 16) }
 	rows := []blockRow{

@@ -84,7 +84,7 @@ func (b *blockSource) peek() (*blockRow, error) {
 			r := &b.rows[b.i]
 			if b.w.reverse {
 				if r.ts < b.w.lo {
-					b.done, b.rows = true, nil
+					b.done = true
 					return nil, nil
 				}
 				if !b.w.open && r.ts >= b.w.hi || b.w.start != nil && compareStart(r, b.w.start) > 0 {

@@ -211,12 +211,10 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 	if len(from) >= 8 {
 		bw.lo = bucketOf(getTime(from))
 	}
-	rows := newRowIter(txn, app, rw, rowIterOpts{lenient: true})
-	defer rows.close()
 	blocks := newBlockSource(txn, app, bw, false)
 	blocks.keep = true
-	defer blocks.close()
-	m := mergedRows{rows: rows, blocks: blocks}
+	m := &mergedRows{rows: newRowIter(txn, app, rw, rowIterOpts{lenient: true}), blocks: blocks}
+	defer m.close()
 	var next []byte
 	var fromBlocks int64 // rows taken from the last bucket read
 	// Every block read is deleted (3 keys at most with its suspects) or rewritten (2 a part):
@@ -300,9 +298,7 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 		}
 		m.next()
 	}
-	// Badger refuses a commit with an iterator open (closing twice is harmless).
-	rows.close()
-	blocks.close()
+	m.close() // Badger refuses a commit with an iterator open
 	if n == 0 {
 		return nil, 0, nil
 	}
@@ -421,24 +417,20 @@ func (s *Store) Usage(ctx context.Context, appID uuid.UUID, from, to time.Time) 
 // eventCursor walks the app's event rows of [from, to) in time order, from row keys and blocks
 // (docs/event-blocks.md) merged, for Usage.
 type eventCursor struct {
-	m      mergedRows
+	m      *mergedRows
 	keyLen int   // a row key's length: a row's bytes are counted as if it had one
 	err    error // what ended peek early
 }
 
 func newEventCursor(txn *badger.Txn, app uuid.UUID, from, to int64) *eventCursor {
 	w := window{lo: from, hi: to}
-	rows := newRowIter(txn, app, w, rowIterOpts{prefetch: true, lenient: true})
 	return &eventCursor{
-		m:      mergedRows{rows: rows, blocks: newBlockSource(txn, app, w, false)},
+		m:      newMerged(txn, app, w, rowIterOpts{prefetch: true, lenient: true}, false),
 		keyLen: len(appendHead(nil, badgerdb.PrefixEvents, tagRow, app)) + 8 + idLen,
 	}
 }
 
-func (c *eventCursor) close() {
-	c.m.rows.close()
-	c.m.blocks.close()
-}
+func (c *eventCursor) close() { c.m.close() }
 
 // peek returns the time of the next row, if there is one before hi; an error ends the rows
 // (err says it).

@@ -525,10 +525,8 @@ func newerBugReport(txn *badger.Txn, r *row) (int64, error) {
 		return newest, nil
 	}
 	w := window{lo: r.ts + 1, open: true, reverse: true}
-	rows := newRowIter(txn, r.app, w, rowIterOpts{lenient: true})
-	defer rows.close()
-	blocks := newBlockSource(txn, r.app, w, false)
-	defer blocks.close()
+	m := newMerged(txn, r.app, w, rowIterOpts{lenient: true}, false)
+	defer m.close()
 	isReport := func(ts int64, val []byte) bool {
 		var e model.Event
 		if decodeEvent(val, &e) == nil && e.Type == model.BugReportType {
@@ -537,7 +535,7 @@ func newerBugReport(txn *badger.Txn, r *row) (int64, error) {
 		}
 		return false
 	}
-	err := mergeSources(context.Background(), rows, blocks, true, func(ts int64, id []byte, item *badger.Item) (bool, error) {
+	err := mergeSources(context.Background(), m, func(ts int64, id []byte, item *badger.Item) (bool, error) {
 		found := false
 		if bytes.Equal(id, r.id) {
 			_ = item.Value(func(v []byte) error { found = isReport(ts, v); return nil })
@@ -724,11 +722,9 @@ func (s *Store) get(ctx context.Context, prefix string, app uuid.UUID, id []byte
 func (s *Store) EventIDs(ctx context.Context, app uuid.UUID, fn func(id uuid.UUID, ts int64)) error {
 	w := window{lo: minTime, open: true}
 	err := s.db.View(func(txn *badger.Txn) error {
-		rows := newRowIter(txn, app, w, rowIterOpts{ctx: ctx})
-		defer rows.close()
-		ids := newBlockSource(txn, app, w, true)
-		defer ids.close()
-		return mergeSources(ctx, rows, ids, false, func(ts int64, id []byte, _ *badger.Item) (bool, error) {
+		m := newMerged(txn, app, w, rowIterOpts{ctx: ctx}, true)
+		defer m.close()
+		return mergeSources(ctx, m, func(ts int64, id []byte, _ *badger.Item) (bool, error) {
 			fn(uuid.UUID(id), ts)
 			return true, nil
 		}, func(r *blockRow) (bool, error) {
@@ -771,11 +767,9 @@ func scanRow(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID,
 // another length are passed over) and id blocks.
 func newestOf(ctx context.Context, txn *badger.Txn, app uuid.UUID, id []byte) (ts int64, found bool, err error) {
 	w := window{lo: minTime, open: true, reverse: true}
-	rows := newRowIter(txn, app, w, rowIterOpts{ctx: ctx, lenient: true})
-	defer rows.close()
-	ids := newBlockSource(txn, app, w, true)
-	defer ids.close()
-	err = mergeSources(ctx, rows, ids, true, func(t int64, rid []byte, _ *badger.Item) (bool, error) {
+	m := newMerged(txn, app, w, rowIterOpts{ctx: ctx, lenient: true}, true)
+	defer m.close()
+	err = mergeSources(ctx, m, func(t int64, rid []byte, _ *badger.Item) (bool, error) {
 		if found = bytes.Equal(rid, id); found {
 			ts = t
 		}
