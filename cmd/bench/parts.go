@@ -20,6 +20,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
+	svcnode "github.com/svc-dev/svc/cmd/svc/node"
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks/badgerdb"
 	"github.com/svc-dev/svc/sinks/badgerevents"
@@ -43,6 +44,7 @@ type insertCost struct {
 	Wall, CPU time.Duration
 	ServerCPU time.Duration // 0 for an embedded store
 	Server    bool          // ServerCPU was measured (a server store)
+	Layout    string        // how the rows were kept, when the store has a choice ("" otherwise)
 }
 
 // tempSpool opens a spool in a fresh temporary directory; done removes the directory.
@@ -231,6 +233,13 @@ func measureBadgerInsert(ctx context.Context, c *corpus, d time.Duration) (*inse
 	runtime.GC()
 	cpu0 := cpuTime()
 	st := badgerevents.New(db)
+	layout := "a key per event row"
+	if nodeWritesBlocks() {
+		layout = "event rows in blocks"
+		if err := st.UseBlocks(); err != nil {
+			return nil, errors.Join(err, st.Close(), db.Close())
+		}
+	}
 	n, wall, err := insertLoop(ctx, st, src, d)
 	if cerr := errors.Join(st.Close(), db.Close()); err == nil {
 		err = cerr
@@ -239,7 +248,26 @@ func measureBadgerInsert(ctx context.Context, c *corpus, d time.Duration) (*inse
 	if err != nil {
 		return nil, fmt.Errorf("badger insert: %w", err)
 	}
-	return &insertCost{Rows: n, Batch: batch, Wall: wall, CPU: cpu}, nil
+	return &insertCost{Rows: n, Batch: batch, Wall: wall, CPU: cpu, Layout: layout}, nil
+}
+
+// nodeWritesBlocks says whether the bench's embedded nodes write event rows in blocks
+// (docs/event-blocks.md): SVC_EVENT_BLOCKS in -node-env, else the node's default. The insert
+// part measures the layout the node writes.
+func nodeWritesBlocks() bool {
+	v := ""
+	for _, st := range svcnode.Settings {
+		if st.Env == "SVC_EVENT_BLOCKS" {
+			v = st.Default
+		}
+	}
+	for _, kv := range nodeEnv {
+		if k, val, _ := strings.Cut(kv, "="); k == "SVC_EVENT_BLOCKS" {
+			v = val
+		}
+	}
+	b, _ := strconv.ParseBool(v)
+	return b
 }
 
 // settle is how long the ClickHouse measurement keeps counting the server's CPU after the

@@ -301,6 +301,9 @@ func buildRows(r results) []Row {
 		} else {
 			v += fmt.Sprintf("%.2f µs CPU per row", c.perItem())
 		}
+		if c.Layout != "" {
+			v += ", " + c.Layout
+		}
 		rows = append(rows, Row{Figure: fig, Value: v})
 	}
 	insertRow("embedded (Badger)", r.badgerPart, r.badgerWhy)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
 
 	"github.com/svc-dev/svc/sinks"
@@ -182,10 +183,24 @@ func checkExactlyOnce(t *testing.T, store sinks.EventStore, app uuid.UUID, acked
 }
 
 // TestCrashUnderLoad kills svc with SIGKILL under steady ingest several times; after the last
-// restart every acknowledged event is stored exactly once.
+// restart every acknowledged event is stored exactly once, with event rows written in blocks
+// (the default, docs/event-blocks.md) and a key per row (--event-blocks=false).
 func TestCrashUnderLoad(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		args   []string
+		blocks bool
+	}{
+		{"blocks", nil, true},
+		{"rows", []string{"--event-blocks=false"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) { crashUnderLoad(t, c.args, c.blocks) })
+	}
+}
+
+func crashUnderLoad(t *testing.T, extra []string, blocks bool) {
 	dir := t.TempDir()
-	args := []string{"--data-dir", dir, "--flush-interval", "200ms", "--ingest-rate-limit", "1000000"}
+	args := append([]string{"--data-dir", dir, "--flush-interval", "200ms", "--ingest-rate-limit", "1000000"}, extra...)
 	p := startServe(t, nil, args...)
 	o := newOwner(t, p, dir, "crash@example.com", "crash")
 	app := o.app
@@ -217,6 +232,11 @@ func TestCrashUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// The layout asked for is the one written: data blocks and no row key, or the reverse.
+	rowKeys, dataBlocks := countPrefix(t, db, badgerdb.PrefixEvents+"r"), countPrefix(t, db, badgerdb.PrefixEvents+"b")
+	if blocks && (rowKeys > 0 || dataBlocks == 0) || !blocks && (rowKeys == 0 || dataBlocks > 0) {
+		t.Fatalf("%d event row keys and %d data blocks written", rowKeys, dataBlocks)
+	}
 	checkExactlyOnce(t, badgerevents.New(db), app, l.acked)
 	if l.status[500] > 0 {
 		t.Errorf("500 answers during the test: %v", l.status)
@@ -320,4 +340,21 @@ func TestClickHouseOutage(t *testing.T) {
 	defer store.Close()
 	checkExactlyOnce(t, store, app, l.acked)
 	p.stop(t)
+}
+
+// countPrefix counts the keys of db under prefix.
+func countPrefix(t *testing.T, db *badger.DB, prefix string) int {
+	t.Helper()
+	n := 0
+	if err := db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -30,6 +30,7 @@ const (
 	tagBlock    = 'b' // the data block: the rows, compressed
 	tagBlockIDs = 'B' // the id block: each row's time and id
 	tagSuspects = 'u' // rows of the block the key filter may have seen (resolved later)
+	tagGuard    = 'g' // per bucket: a write named suspects in it (blockwrite.go, checkSettled)
 )
 
 const (

@@ -18,6 +18,7 @@ import (
 	"github.com/svc-dev/svc/model"
 	"github.com/svc-dev/svc/sinks"
 	"github.com/svc-dev/svc/sinks/badgerdb"
+	"github.com/svc-dev/svc/sinks/eventstest"
 )
 
 // layoutRow is a row of a test store and where it is kept: as a row key (seq 0) or in the block
@@ -604,4 +605,69 @@ func TestDeleteBeforeOverBlocks(t *testing.T) {
 			t.Fatalf("the newer copy did not win: %s", showRows(got[:1]))
 		}
 	})
+}
+
+// TestBlocksWrite: a store that uses blocks writes no row key, a busy second's rows go into a
+// block or a few, rows written again (the same write, the next, or after the store reopened)
+// are counted once once their suspects are settled, and none is left after a Count.
+func TestBlocksWrite(t *testing.T) {
+	db, err := badgerdb.OpenEvents(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := newStore(db, time.Hour) // the suspects wait for Count
+	if err := s.UseBlocks(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	app := uuid.New()
+	copies := eventstest.NewCopies(eventstest.FixtureBodies(t, app), app, time.Now(), 2*time.Minute, rand.New(rand.NewPCG(1, 2)))
+	first := copies.Append(nil, 3000)
+	again := append(slices.Clone(first[:300]), first[:10]...) // repeats within one write too
+	if err := s.WriteEvents(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	filterReady(t, s)
+	if err := s.WriteEvents(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = newStore(db, time.Hour) // the marker keeps it writing blocks
+	defer s.Close()
+	more := copies.Append(nil, 500)
+	if err := s.WriteEvents(ctx, append(more, first[300:400]...)); err != nil {
+		t.Fatal(err)
+	}
+	count := func(tag byte) int {
+		n := 0
+		_ = db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: appendHead(nil, badgerdb.PrefixEvents, tag, app)})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	if n := count(tagRow); n != 0 {
+		t.Fatalf("%d row keys written", n)
+	}
+	if blocks := count(tagBlock); blocks == 0 || blocks > 3500/5 { // about 7 rows a block here
+		t.Fatalf("%d data blocks for 3,500 rows within two minutes", blocks)
+	}
+	if count(tagSuspects) == 0 {
+		t.Fatal("rows written again named no suspect")
+	}
+	checkCount(t, s, app, 3500, "after the rows written again")
+	if n := count(tagSuspects); n != 0 {
+		t.Fatalf("%d suspects left after Count", n)
+	}
+	rows := scanAll(t, db, app, window{lo: math.MinInt64, open: true}, 0)
+	if len(rows) != 3500 {
+		t.Fatalf("a scan read %d rows, want 3500", len(rows))
+	}
 }

@@ -14,4 +14,7 @@ func TestBugReports(t *testing.T) {
 	t.Run("badger-disk", func(t *testing.T) {
 		eventstest.RunBugReports(t, func(t *testing.T) eventstest.BugReportStore { return badgerevents.New(openDB(t, t.TempDir())) })
 	})
+	t.Run("badger-blocks", func(t *testing.T) {
+		eventstest.RunBugReports(t, func(t *testing.T) eventstest.BugReportStore { return blocksStore(t, t.TempDir()) })
+	})
 }

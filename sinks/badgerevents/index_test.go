@@ -34,16 +34,22 @@ func checkIssueIndex(t *testing.T, db *badger.DB) {
 			want[string(k[len(rows):])] = v
 		}
 	})
+	checkIssueCopies(t, db, append([]byte(badgerdb.PrefixEvents), tagIssue), want)
+}
+
+// checkIssueCopies fails unless the issue index copies under prefix are exactly want: their
+// keys past prefix, each with its row's value.
+func checkIssueCopies(t *testing.T, db *badger.DB, prefix []byte, want map[string][]byte) {
+	t.Helper()
 	got := 0
-	copies := append([]byte(badgerdb.PrefixEvents), tagIssue)
-	eachKey(t, db, copies, func(k, v []byte) {
+	eachKey(t, db, prefix, func(k, v []byte) {
 		got++
-		w, ok := want[string(k[len(copies):])]
+		w, ok := want[string(k[len(prefix):])]
 		if !ok {
 			t.Fatalf("index copy %x has no issue row", k)
 		}
 		if !bytes.Equal(v, w) {
-			t.Fatalf("index copy %x differs from its row", k)
+			t.Fatalf("index copy %x differs from its row's newest copy", k)
 		}
 	})
 	if got != len(want) {

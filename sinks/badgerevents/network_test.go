@@ -8,5 +8,10 @@ import (
 )
 
 func TestNetwork(t *testing.T) {
-	eventstest.RunNetwork(t, func(t *testing.T) eventstest.NetworkStore { return badgerevents.New(openDB(t, t.TempDir())) })
+	t.Run("badger", func(t *testing.T) {
+		eventstest.RunNetwork(t, func(t *testing.T) eventstest.NetworkStore { return badgerevents.New(openDB(t, t.TempDir())) })
+	})
+	t.Run("badger-blocks", func(t *testing.T) {
+		eventstest.RunNetwork(t, func(t *testing.T) eventstest.NetworkStore { return blocksStore(t, t.TempDir()) })
+	})
 }

@@ -82,6 +82,13 @@ func (s *Store) deleteBefore(ctx context.Context, prefix string, app uuid.UUID, 
 				return err
 			}
 			next, n, err = try(from, limit)
+			if errors.Is(err, errUnsettled) && attempt < maxConflictRetries {
+				// A bucket to take has suspects: settled, then the bucket is read again.
+				if err = s.settleApp(ctx, app); err != nil {
+					return err
+				}
+				continue
+			}
 			tooBig := errors.Is(err, badger.ErrTxnTooBig) && n > 1 // long sessions' journey writes
 			if !errors.Is(err, badger.ErrConflict) && !tooBig || attempt >= maxConflictRetries {
 				break
@@ -230,7 +237,7 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 			break
 		}
 		for ; buckets < len(blocks.read); buckets++ {
-			reserve += 5 * int64(len(blocks.read[buckets].keys))
+			reserve += 5*int64(len(blocks.read[buckets].keys)) + 1 // and the bucket's guard
 			fromBlocks = 0
 		}
 		ikLen := len(badgerdb.PrefixEvents) + 1 + 16 + len(id)
@@ -309,6 +316,14 @@ func (s *Store) tryDeleteEvents(app uuid.UUID, from []byte, cut int64, limit int
 		if i == len(blocks.read)-1 {
 			if rest = blocks.rest(); len(rest) > 0 && fromBlocks == 0 {
 				break // none of its rows was taken: nothing changes
+			}
+		}
+		if err := checkSettled(txn, app, r.bucket, r.seq); err != nil {
+			return nil, n, err
+		}
+		if len(rest) == 0 { // the bucket goes, and its guard with it
+			if err := txn.Delete(appendGuardKey(nil, app, r.bucket)); err != nil {
+				return nil, n, err
 			}
 		}
 		if err := rewriteBucket(txn, app, r, rest); err != nil {

@@ -16,6 +16,14 @@
 //	ev/ S <app> <day 8B>       → summed facts   a day's facts summed over sessions (journeydays.go)
 //	ev/ X <app> <day 8B>       → empty          the day's issue index rows changed
 //	ev/ G <app> <day 8B>       → issue cells    a day's issue rows summed into cells (issuedays.go)
+//	ev/ b <app> <bucket 8B> <seq 8B> <part 2B> → data block   rows of a second, compressed (block.go)
+//	ev/ B <app> <bucket 8B> <seq 8B> <part 2B> → id block     the data block's times and ids
+//	ev/ u <app> <bucket 8B> <seq 8B> <part 2B> → suspects     its rows maybe stored before (blockwrite.go)
+//	ev/ g <app> <bucket 8B>    → empty          a write named suspects in the bucket (retention reads it)
+//	ev/ m blocks v1            → empty          marker: event rows are written in blocks
+//
+// Event rows are written in blocks (docs/event-blocks.md) once a store used them (UseBlocks);
+// readers merge blocks with row keys, so a store of row keys needs no migration.
 //
 // The issue index exists because issue queries (the crash and ANR group lists, their events,
 // distributions, filter values and paths) need only exception and anr rows, about 1% of real
@@ -82,10 +90,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/google/uuid"
@@ -108,6 +118,17 @@ type Store struct {
 	spare atomic.Pointer[scratch]
 	// vt is the database's value threshold, for entrySize.
 	vt int64
+	// blocks says that event rows are written in blocks (blockwrite.go); seq numbers them.
+	blocks atomic.Bool
+	seqMu  sync.Mutex
+	seq    *badger.Sequence
+	// blockBufs is the scratch of the writes of blocks, used under writing (blockwrite.go).
+	blockBufs blockBufs
+	// settler settles the blocks' suspects in the background (blockwrite.go).
+	settler settler
+	// Log takes what the store reports on its own (a damaged key it passed over); nil:
+	// slog.Default(). Set it before the first write.
+	Log *slog.Logger
 	// writing is held by each write, so that writes of rows run one at a time: the key filter
 	// tells the first writer of a new key that it is new, and that writer does not read the key,
 	// so a second writer of the same key committing first would count the row twice. The node
@@ -126,12 +147,22 @@ var (
 // the issue index or journey facts gets each built by the first query that reads it (which
 // other queries do not wait for: they read all rows meanwhile); Open builds both before it
 // returns.
-func New(db *badger.DB) *Store {
+func New(db *badger.DB) *Store { return newStore(db, settleDelay) }
+
+// newStore is New with the background settler's wait (tests make it long, to settle
+// suspects when they choose). A store of blocks that holds suspects from before (a crash,
+// a Close) gets them settled at once.
+func newStore(db *badger.DB, delay time.Duration) *Store {
 	s := &Store{db: db, vt: db.Opts().ValueThreshold, ids: badgerdb.NewKeyFilter(idFilterMinWords,
 		append([]byte(badgerdb.PrefixEvents), tagRow), append([]byte(badgerdb.PrefixSpans), tagRow))}
 	s.ids.Expand(append([]byte(badgerdb.PrefixEvents), tagBlockIDs), blockRowKeys)
+	s.blocks.Store(usesBlocks(db))
+	s.settler.delay, s.settler.log = delay, s.logger
 	s.index.marker, s.index.try = issueMarker, (*Store).tryIndexIssues
 	s.journey.marker, s.journey.try = journeyMarker, (*Store).tryJourney
+	if s.blocks.Load() && hasSuspects(db) {
+		s.settler.poke(s.settleAll)
+	}
 	return s
 }
 
@@ -266,7 +297,17 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 	sc := s.getScratch(len(events))
 	defer s.putScratch(sc)
 	// One arena for all values and ids: a few allocations per call, none per row.
-	rows, arena := sc.rows, sc.arena
+	rows := sc.rows
+	sc.arena = encodeEventRows(rows, sc.arena, events)
+	if err := s.write(ctx, badgerdb.PrefixEvents, rows); err != nil {
+		return fmt.Errorf("badgerevents: write %d events: %w", len(events), err)
+	}
+	return nil
+}
+
+// encodeEventRows fills rows (one per event) with the events encoded into arena, which it
+// returns grown.
+func encodeEventRows(rows []row, arena []byte, events []model.Event) []byte {
 	for i := range events {
 		e := &events[i]
 		start := len(arena)
@@ -277,11 +318,7 @@ func (s *Store) WriteEvents(ctx context.Context, events []model.Event) error {
 			point: e.Type == model.BugReportType, session: e.SessionID}
 		rows[i].step, rows[i].walk = walkStepOf(e)
 	}
-	sc.arena = arena
-	if err := s.write(ctx, badgerdb.PrefixEvents, rows); err != nil {
-		return fmt.Errorf("badgerevents: write %d events: %w", len(events), err)
-	}
-	return nil
+	return arena
 }
 
 // WriteSpans stores spans; see sinks.EventStore.
@@ -320,9 +357,14 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 	}
 	s.writing.Lock()
 	defer s.writing.Unlock()
+	// The layout is read under the lock, which UseBlocks takes to switch it.
+	try := func(rows []row) (int, error) { return s.tryCommit(prefix, rows) }
+	if prefix == badgerdb.PrefixEvents && s.blocks.Load() {
+		rows, try = lastOfEach(rows), s.tryCommitBlocks // blockwrite.go
+	}
 	s.ids.Ensure(s.db)
 	for done := 0; done < len(rows); {
-		n, err := s.commitSome(ctx, prefix, rows[done:])
+		n, err := s.commitSome(ctx, rows[done:], try)
 		if err != nil {
 			return err
 		}
@@ -338,12 +380,12 @@ func (s *Store) write(ctx context.Context, prefix string, rows []row) error {
 // with another writer, and returns how many rows it committed.
 // A transaction whose journey writes (long sessions) outgrow Badger's limits is retried with
 // half as many rows.
-func (s *Store) commitSome(ctx context.Context, prefix string, rows []row) (int, error) {
+func (s *Store) commitSome(ctx context.Context, rows []row, try func([]row) (int, error)) (int, error) {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		n, err := s.tryCommit(prefix, rows)
+		n, err := try(rows)
 		switch {
 		case errors.Is(err, badger.ErrConflict) && attempt < maxConflictRetries:
 			continue
@@ -373,10 +415,7 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 	defer s.ids.Release()
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
-	// Stay under 90% of Badger's per-transaction limits; the reserve covers the delta keys and
-	// the day marks of the last row (counted after it).
-	maxCount := s.db.MaxBatchCount()*9/10 - 16 - 2
-	maxSize := s.db.MaxBatchSize()*9/10 - 16*64 - 2*markSize
+	maxCount, maxSize := s.writeLimits()
 	var count, size int64
 	var deltas []appDelta
 	var marks dayMarks // the days whose issue index rows change (issuedays.go)
@@ -404,12 +443,8 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		if prefix == badgerdb.PrefixEvents {
 			need, cnt = need+entrySize(rkLen, 0, s.vt), cnt+1
 		}
-		if r.issue {
-			need, cnt = need+entrySize(rkLen, len(r.val), s.vt), cnt+1
-		}
-		if r.point {
-			need, cnt = need+entrySize(rkLen-8, 8, s.vt), cnt+1
-		}
+		sn, sc := s.sideCost(r, rkLen)
+		need, cnt = need+sn, cnt+sc
 		if n > 0 && (count+cnt > maxCount || size+need > maxSize) {
 			break
 		}
@@ -450,20 +485,24 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		if err := txn.Set(rk, r.val); err != nil {
 			return 0, err
 		}
-		if r.point {
-			if keys, err = setPointEntry(txn, keys, prefix, r, rk); err != nil {
-				return 0, err
-			}
-		}
-		if r.issue {
-			start = len(keys)
-			keys = appendIssueKey(keys, r.app, r.ts, r.id)
-			if err := txn.Set(keys[start:len(keys):len(keys)], r.val); err != nil {
-				return 0, err
-			}
-			mark(r.app, r.ts)
+		if keys, err = setSideKeys(txn, keys, prefix, r, rk, mark); err != nil {
+			return 0, err
 		}
 	}
+	return endWrite(txn, prefix, n, marks, deltas, edits)
+}
+
+// writeLimits are the entries and bytes a write's transaction stays within: 90 % of Badger's
+// limits, less a reserve for the delta keys and the day marks of the last row (counted after
+// it).
+func (s *Store) writeLimits() (maxCount, maxSize int64) {
+	return s.db.MaxBatchCount()*9/10 - 16 - 2, s.db.MaxBatchSize()*9/10 - 16*64 - 2*markSize
+}
+
+// endWrite writes what a write's rows changed besides themselves (the issue days' marks, the
+// count deltas, the journey edits) and commits; n is the rows written, returned with an error
+// of the journey's edits so that the caller can retry with fewer (ErrTxnTooBig).
+func endWrite(txn *badger.Txn, prefix string, n int, marks dayMarks, deltas []appDelta, edits journeyEdits) (int, error) {
 	if err := marks.write(txn, issueDays); err != nil {
 		return 0, err
 	}
@@ -476,6 +515,38 @@ func (s *Store) tryCommit(prefix string, rows []row) (int, error) {
 		return n, err
 	}
 	return n, txn.Commit()
+}
+
+// sideCost is what a row's own index keys cost a transaction: its issue copy and its bug
+// report entry (rkLen: its row key's length).
+func (s *Store) sideCost(r *row, rkLen int) (need, cnt int64) {
+	if r.issue {
+		need, cnt = need+entrySize(rkLen, len(r.val), s.vt), cnt+1
+	}
+	if r.point {
+		need, cnt = need+entrySize(rkLen-8, 8, s.vt), cnt+1
+	}
+	return need, cnt
+}
+
+// setSideKeys sets a written row's own index keys: its bug report entry (setPointEntry) and its
+// issue copy, whose day it marks. rk is its row key; the keys go to keys, which it returns.
+func setSideKeys(txn *badger.Txn, keys []byte, prefix string, r *row, rk []byte, mark func(uuid.UUID, int64)) ([]byte, error) {
+	var err error
+	if r.point {
+		if keys, err = setPointEntry(txn, keys, prefix, r, rk); err != nil {
+			return keys, err
+		}
+	}
+	if r.issue {
+		start := len(keys)
+		keys = appendIssueKey(keys, r.app, r.ts, r.id)
+		if err := txn.Set(keys[start:len(keys):len(keys)], r.val); err != nil {
+			return keys, err
+		}
+		mark(r.app, r.ts)
+	}
+	return keys, nil
 }
 
 // setPointEntry sets the point index entry of bug report r (row key rk) to name its row, unless
@@ -844,6 +915,10 @@ func walkBack(ctx context.Context, txn *badger.Txn, prefix string, app uuid.UUID
 // write transaction that added rows since the last fold, so its cost grows with the number of
 // writes, not rows; past foldAt keys it folds them into one.
 func (s *Store) Count(ctx context.Context, appID uuid.UUID) (events, spans int64, err error) {
+	// Suspects settled first: a row written twice is then counted once (blockwrite.go).
+	if err := s.settleApp(ctx, appID); err != nil {
+		return 0, 0, err
+	}
 	if events, err = s.count(badgerdb.PrefixEvents, appID); err != nil {
 		return 0, 0, fmt.Errorf("badgerevents: count events of app %s: %w", appID, err)
 	}
@@ -921,10 +996,25 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// logger is Log, or slog.Default() when unset.
+func (s *Store) logger() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
 // Close ends a build of the key filter under way and records that the day sums hold as kept
 // (keepOrDropSums). The database is shared and its owner closes it, after the Store.
 func (s *Store) Close() error {
+	s.settler.close()
 	s.ids.Close()
+	s.seqMu.Lock()
+	if s.seq != nil {
+		_ = s.seq.Release() // what it leased and did not hand out is skipped at the next start
+		s.seq = nil
+	}
+	s.seqMu.Unlock()
 	if err := s.markClosed(); err != nil && !errors.Is(err, badger.ErrDBClosed) {
 		return fmt.Errorf("badgerevents: close: %w", err)
 	}

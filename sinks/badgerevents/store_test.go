@@ -38,6 +38,21 @@ func TestConformance(t *testing.T) {
 			return badgerevents.New(openDB(t, t.TempDir()))
 		})
 	})
+	// The block layout (docs/event-blocks.md): the same promises, rows written in blocks.
+	t.Run("badger-blocks", func(t *testing.T) {
+		eventstest.Run(t, func(t *testing.T) sinks.EventStore { return blocksStore(t, t.TempDir()) })
+	})
+}
+
+// blocksStore is a store that writes its event rows in blocks, on disk in dir (or in memory).
+func blocksStore(t *testing.T, dir string) *badgerevents.Store {
+	t.Helper()
+	s := badgerevents.New(openDB(t, dir))
+	if err := s.UseBlocks(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 func TestAnalytics(t *testing.T) {
@@ -45,6 +60,9 @@ func TestAnalytics(t *testing.T) {
 		eventstest.RunAnalytics(t, func(t *testing.T) eventstest.AnalyticsStore {
 			return badgerevents.New(openDB(t, ""))
 		})
+	})
+	t.Run("badger-blocks", func(t *testing.T) {
+		eventstest.RunAnalytics(t, func(t *testing.T) eventstest.AnalyticsStore { return blocksStore(t, t.TempDir()) })
 	})
 	// On disk the store is opened as the node opens it (Open): its issue index and journey
 	// facts are kept by the writes from the start. In memory (New) they are built from the rows

@@ -227,6 +227,15 @@ func (n *Node) startEventStore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		store.Log = n.log
+		switch {
+		case n.cfg.EventBlocks:
+			if err := store.UseBlocks(); err != nil {
+				return err
+			}
+		case store.UsesBlocks():
+			n.log.Warn("--event-blocks=false ignored: this event store has written rows in blocks and goes on doing so (docs/event-blocks.md)")
+		}
 		n.Events, n.EventBackend = store, "badger"
 	}
 	n.closers = append(n.closers, n.Events.Close)

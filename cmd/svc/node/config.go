@@ -50,6 +50,7 @@ type Config struct {
 	SpoolMaxBytes     int64
 	SpoolDir          string // "" = <DataDir>/spool
 	FlushRows         int
+	EventBlocks       bool // the embedded store writes event rows in blocks (docs/event-blocks.md)
 	FlushInterval     time.Duration
 	IngestRatePerMin  int
 	SessionIdle       time.Duration
@@ -200,6 +201,7 @@ var Settings = []Setting{
 	{"spool-dir", "SVC_SPOOL_DIR", "", "directory of the write-ahead spool, every acknowledged batch fdatasync'ed; a disk of its own keeps those syncs from waiting behind the stores' writes. Empty = <data-dir>/spool", str(func(c *Config) *string { return &c.SpoolDir })},
 	{"memory-limit", "SVC_MEMORY_LIMIT", "1073741824", "resident memory (bytes) the node aims to stay under: the Go runtime's soft memory limit is set to three quarters of it, the rest left for Badger's mapped files; past it the runtime collects garbage harder, at the price of CPU. 0 = no limit, else at least 67108864 (64 MiB). GOMEMLIMIT, when set, is used instead", bytesize(func(c *Config) *int64 { return &c.MemoryLimit })},
 	{"spool-max-bytes", "SVC_SPOOL_MAX_BYTES", "268435456", "PUT /events answers 503 while the spool holds more than this many bytes not yet in the event store", bytesize(func(c *Config) *int64 { return &c.SpoolMaxBytes })},
+	{"event-blocks", "SVC_EVENT_BLOCKS", "true", "the embedded event store writes event rows in compressed blocks of a second instead of a key per row (docs/event-blocks.md); false keeps a key per row for a store that has not written blocks yet: once a store has written blocks it goes on writing them", boolean(func(c *Config) *bool { return &c.EventBlocks })},
 	{"flush-rows", "SVC_FLUSH_ROWS", "0", "rows per event store insert; 0 = by event store: 10000 embedded, 50000 ClickHouse", integer(func(c *Config) *int { return &c.FlushRows })},
 	{"flush-interval", "SVC_FLUSH_INTERVAL", "1s", "longest wait before held rows are inserted", dur(func(c *Config) *time.Duration { return &c.FlushInterval })},
 	{"ingest-rate-limit", "SVC_INGEST_RATE_LIMIT", "6000", "PUT /events and PUT /builds requests per minute per app; over it, 429", integer(func(c *Config) *int { return &c.IngestRatePerMin })},
