@@ -61,6 +61,9 @@ type blockRow struct {
 	val []byte
 }
 
+// byRowOrder is compareRows for values (slices' search and sort functions).
+func byRowOrder(a, b blockRow) int { return compareRows(&a, &b) }
+
 // compareRows orders rows by time, then id: the order of row keys.
 func compareRows(a, b *blockRow) int {
 	if c := cmp.Compare(a.ts, b.ts); c != 0 {

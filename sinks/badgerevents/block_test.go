@@ -81,7 +81,7 @@ func TestBlockKeysOrder(t *testing.T) {
 // sortRows (for tests: the store has no writer of blocks yet) sorts rows by time and id and drops repeats, keeping of each the one given last:
 // within one write, as across writes, the last write of a row wins. It returns the rows kept.
 func sortRows(rows []blockRow) []blockRow {
-	slices.SortStableFunc(rows, func(a, b blockRow) int { return compareRows(&a, &b) })
+	slices.SortStableFunc(rows, byRowOrder)
 	out := rows[:0]
 	for i := range rows {
 		if len(out) > 0 && compareRows(&out[len(out)-1], &rows[i]) == 0 {

@@ -100,7 +100,7 @@ func scanReference(rows []layoutRow, w window) []blockRow {
 		}
 		out = append(out, r.blockRow)
 	}
-	slices.SortFunc(out, func(a, b blockRow) int { return compareRows(&a, &b) })
+	slices.SortFunc(out, byRowOrder)
 	if w.reverse {
 		slices.Reverse(out)
 	}

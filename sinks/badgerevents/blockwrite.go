@@ -165,13 +165,11 @@ func (s *Store) tryCommitBlocks(rows []row) (int, error) {
 	// only until Commit, and the values' arena is sized at once: growing it as blocks come
 	// was 1.2 KB of copies a row.
 	b := &s.blockBufs
-	keys, out := b.keys[:0], b.out[:0]
+	keys, out, raw, group, suspects, parts := b.keys[:0], b.out[:0], b.raw, b.group[:0], b.suspects[:0], b.parts[:0]
 	if need := blockArenaSize(rows); cap(out) < need {
 		out = make([]byte, 0, need)
 	}
-	defer func() { b.keys, b.out = keys[:0], out[:0] }()
-	raw, group, suspects, parts := b.raw, b.group[:0], b.suspects[:0], b.parts[:0]
-	defer func() { b.raw, b.group, b.suspects, b.parts = raw, group[:0], suspects[:0], parts[:0] }()
+	defer func() { *b = blockBufs{keys[:0], out[:0], raw, group[:0], suspects[:0], parts[:0]} }()
 	var lastApp uuid.UUID
 	lastBucket, part, suspected := int64(0), uint16(0), false
 	n := 0
@@ -243,20 +241,17 @@ func (s *Store) tryCommitBlocks(rows []row) (int, error) {
 		for _, p := range parts {
 			start := len(keys)
 			keys = appendBlockKey(keys, tagBlock, app, bucket, seq, part)
-			dk := keys[start:len(keys):len(keys)]
-			if err := txn.Set(dk, out[p.data0:p.ids0:p.ids0]); err != nil {
+			if err := txn.Set(keys[start:len(keys):len(keys)], out[p.data0:p.ids0:p.ids0]); err != nil {
 				return end, err
 			}
 			start = len(keys)
-			keys = append(keys, dk...)
-			keys[start+len(badgerdb.PrefixEvents)] = tagBlockIDs
+			keys = appendBlockKey(keys, tagBlockIDs, app, bucket, seq, part)
 			if err := txn.Set(keys[start:len(keys):len(keys)], out[p.ids0:p.end:p.end]); err != nil {
 				return end, err
 			}
 			// This part's suspects: those of the run within its rows' range.
-			cmpRows := func(a, b blockRow) int { return compareRows(&a, &b) }
-			lo, _ := slices.BinarySearchFunc(suspects, p.rows[0], cmpRows)
-			hi, found := slices.BinarySearchFunc(suspects, p.rows[len(p.rows)-1], cmpRows)
+			lo, _ := slices.BinarySearchFunc(suspects, p.rows[0], byRowOrder)
+			hi, found := slices.BinarySearchFunc(suspects, p.rows[len(p.rows)-1], byRowOrder)
 			if found {
 				hi++
 			}
@@ -264,8 +259,7 @@ func (s *Store) tryCommitBlocks(rows []row) (int, error) {
 				u0 := len(out)
 				out = encodeIDs(out, bucket, suspects[lo:hi])
 				start = len(keys)
-				keys = append(keys, dk...)
-				keys[start+len(badgerdb.PrefixEvents)] = tagSuspects
+				keys = appendBlockKey(keys, tagSuspects, app, bucket, seq, part)
 				if err := txn.Set(keys[start:len(keys):len(keys)], out[u0:len(out):len(out)]); err != nil {
 					return end, err
 				}
@@ -282,9 +276,8 @@ func (s *Store) tryCommitBlocks(rows []row) (int, error) {
 	return n, err
 }
 
-// Suspects are settled by the transaction of settleOne, one suspects key at a time: in the
-// background shortly after a write names them (settler), and by Count and retention for their
-// app before they count.
+// Suspects are settled (settle) in the background shortly after a write names them
+// (settler), and by Count and retention for their app before they count.
 
 // settleAll settles every app's suspects present now.
 func (s *Store) settleAll(ctx context.Context) error {
@@ -305,15 +298,7 @@ func (s *Store) settle(ctx context.Context, head []byte) error {
 	if s.db.IsClosed() { // a transaction of a closed database waits for ever
 		return fmt.Errorf("badgerevents: settle suspects: %w", badger.ErrDBClosed)
 	}
-	var keys [][]byte
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			keys = append(keys, it.Item().KeyCopy(nil))
-		}
-		return nil
-	})
+	keys, err := s.keysOf(nil, head, nil)
 	if err != nil {
 		return fmt.Errorf("badgerevents: list suspects: %w", err)
 	}
@@ -368,7 +353,8 @@ type settling struct {
 	// The blocks of the bucket last settled, read once for all its suspects keys (which
 	// settle takes in key order, so a bucket's keys come together): its id blocks, and its
 	// data blocks as they are needed. Settling writes no block, so they stay true.
-	at     *[16 + 8]byte // its app and bucket; nil: none read yet
+	read   bool         // a bucket was read
+	at     [16 + 8]byte // its app and bucket
 	idBlks []idBlock
 	data   map[blockRef][]blockRow
 }
@@ -386,13 +372,12 @@ func (acc *settling) readBucket(txn *badger.Txn, app uuid.UUID, bucket int64) er
 	var at [16 + 8]byte
 	copy(at[:], app[:])
 	putTime(at[16:], bucket)
-	if acc.at != nil && *acc.at == at {
+	if acc.read && acc.at == at {
 		return nil
 	}
-	acc.at, acc.idBlks, acc.data = &at, acc.idBlks[:0], map[blockRef][]blockRow{}
-	head := appendBlockKey(nil, tagBlockIDs, app, bucket, 0, 0)
-	hl := len(head) - blockKeyLen
-	head = head[:hl+8]
+	acc.read, acc.at, acc.idBlks, acc.data = true, at, acc.idBlks[:0], map[blockRef][]blockRow{}
+	head := bucketHead(tagBlockIDs, app, bucket)
+	hl := len(head) - 8
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head})
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {
@@ -418,7 +403,7 @@ func (acc *settling) readBucket(txn *badger.Txn, app uuid.UUID, bucket int64) er
 func (acc *settling) copiesOf(su blockRow) []blockRef {
 	var refs []blockRef
 	for _, b := range acc.idBlks {
-		if _, ok := slices.BinarySearchFunc(b.rows, su, func(a, b blockRow) int { return compareRows(&a, &b) }); ok {
+		if _, ok := slices.BinarySearchFunc(b.rows, su, byRowOrder); ok {
 			refs = append(refs, b.ref)
 		}
 	}
@@ -499,7 +484,7 @@ func settleKey(txn *badger.Txn, ukey []byte, acc *settling) error {
 			}
 			acc.data[ref] = rows
 		}
-		i, ok := slices.BinarySearchFunc(rows, su, func(a, b blockRow) int { return compareRows(&a, &b) })
+		i, ok := slices.BinarySearchFunc(rows, su, byRowOrder)
 		if !ok {
 			return nil, fmt.Errorf("%w: block %d.%d of bucket %d lacks a row its id block names", errCorrupt, ref.seq, ref.part, bucket)
 		}
@@ -585,7 +570,7 @@ func dataBlock(txn *badger.Txn, app uuid.UUID, bucket int64, ref blockRef) ([]bl
 	return rows, err
 }
 
-// guardKeyLen is the length of a bucket's guard key.
+// guardKeyLen is the length of a bucket's guard key (appendGuardKey).
 const guardKeyLen = len(badgerdb.PrefixEvents) + 1 + 16 + 8
 
 // appendGuardKey appends the guard key of the app's bucket: a write that names suspects in the
@@ -597,19 +582,17 @@ func appendGuardKey(b []byte, app uuid.UUID, bucket int64) []byte {
 	b = appendHead(b, badgerdb.PrefixEvents, tagGuard, app)
 	var t [8]byte
 	putTime(t[:], bucket)
-	return append(b, t[:]...)
+	return append(b, t[:]...) // into b's arena: timeKey would copy all of it
+}
+
+// bucketHead is the prefix of the app's keys of kind tag (a block kind) in bucket.
+func bucketHead(tag byte, app uuid.UUID, bucket int64) []byte {
+	return timeKey(appendHead(nil, badgerdb.PrefixEvents, tag, app), bucket)
 }
 
 // hasSuspects says whether db holds a suspects key.
 func hasSuspects(db *badger.DB) bool {
-	found := false
-	_ = db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: append([]byte(badgerdb.PrefixEvents), tagSuspects), PrefetchValues: false})
-		defer it.Close()
-		it.Rewind()
-		found = it.Valid()
-		return nil
-	})
+	found, _ := badgerdb.HasPrefix(db, badgerdb.PrefixEvents+string(rune(tagSuspects)))
 	return found
 }
 
@@ -617,16 +600,16 @@ func hasSuspects(db *badger.DB) bool {
 var errUnsettled = errors.New("badgerevents: suspects not settled")
 
 // checkSettled reads the bucket's guard (appendGuardKey) and fails with errUnsettled if a
-// block of the app's bucket read up to seq has a suspects key: retention settles them before it deletes or rewrites the blocks, so that a
-// row kept twice is subtracted once more and stale side keys go. Suspects of blocks written
-// after retention's read (a higher seq) stay for later: retention leaves those blocks alone.
+// block of the app's bucket read up to seq has a suspects key: retention settles them before
+// it deletes or rewrites the blocks, so that a row kept twice is subtracted once more and
+// stale side keys go. Suspects of blocks written after retention's read (a higher seq) stay
+// for later: retention leaves those blocks alone.
 func checkSettled(txn *badger.Txn, app uuid.UUID, bucket int64, seq uint64) error {
 	if _, err := txn.Get(appendGuardKey(nil, app, bucket)); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
 		return err // read even when missing: a write that sets it meanwhile conflicts
 	}
-	head := appendBlockKey(nil, tagSuspects, app, bucket, 0, 0)
-	hl := len(head) - blockKeyLen
-	head = head[:hl+8]
+	head := bucketHead(tagSuspects, app, bucket)
+	hl := len(head) - 8
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: head, PrefetchValues: false})
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {

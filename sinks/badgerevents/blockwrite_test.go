@@ -326,7 +326,7 @@ func TestSettleDamagedSuspects(t *testing.T) {
 			db := memDB(t)
 			s := blockStore(t, db, 0)
 			var logged bytes.Buffer
-			s.Log = slogTo(&logged)
+			s.SetLogger(slogTo(&logged))
 			app := uuid.New()
 			base := genEvents(11, app, 300, genBase, []uuid.UUID{uuid.New()})
 			writeEvents(t, s, base)

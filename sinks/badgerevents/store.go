@@ -126,9 +126,9 @@ type Store struct {
 	blockBufs blockBufs
 	// settler settles the blocks' suspects in the background (blockwrite.go).
 	settler settler
-	// Log takes what the store reports on its own (a damaged key it passed over); nil:
-	// slog.Default(). Set it before the first write.
-	Log *slog.Logger
+	// log takes what the store reports on its own (a damaged key it passed over); unset:
+	// slog.Default(). Atomic: the settler may log as soon as New returns.
+	log atomic.Pointer[slog.Logger]
 	// writing is held by each write, so that writes of rows run one at a time: the key filter
 	// tells the first writer of a new key that it is new, and that writer does not read the key,
 	// so a second writer of the same key committing first would count the row twice. The node
@@ -996,10 +996,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// logger is Log, or slog.Default() when unset.
+// SetLogger sets where the store reports what it does on its own (a damaged key it passed
+// over); until then, slog.Default().
+func (s *Store) SetLogger(l *slog.Logger) { s.log.Store(l) }
+
+// logger is the logger SetLogger set, or slog.Default().
 func (s *Store) logger() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
+	if l := s.log.Load(); l != nil {
+		return l
 	}
 	return slog.Default()
 }

@@ -227,7 +227,7 @@ func (n *Node) startEventStore(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		store.Log = n.log
+		store.SetLogger(n.log)
 		switch {
 		case n.cfg.EventBlocks:
 			if err := store.UseBlocks(); err != nil {
